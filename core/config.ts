@@ -1,0 +1,115 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The only reader of process.env. Parses, defaults and validates every setting once, then freezes it.
+ * Every variable is documented in README.md ("Configuration").
+ */
+const ROLES = ['api', 'gateway', 'worker'] as const;
+export type Role = (typeof ROLES)[number];
+
+const flag = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const nonNegativeInt = z.coerce.number().int().min(0);
+
+const envSchema = z.object({
+  NODE_ENV: z.string().default('production'),
+  CI: flag.default(false),
+  HOST: z.string().default('0.0.0.0'),
+  PORT: port.default(8080),
+  GATEWAY_PORT: port.default(8081),
+  ROLES: z.string().default('api,gateway,worker'),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: z.string().url().optional(),
+  REDIS_URL: z.string().url().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PUBLIC_API_URL: z.string().url().optional(),
+  PUBLIC_GATEWAY_URL: z.string().url().optional(),
+  V1_HOST: z.string().optional(),
+  API_RATE_PER_SEC: positiveInt.default(10),
+  API_RATE_BURST: positiveInt.default(20),
+  BODY_LIMIT_BYTES: positiveInt.default(1_048_576),
+  BOOTSTRAP_BALANCE_INR: nonNegativeInt.default(500),
+  ALLOW_PRIVATE_WEBHOOKS: flag.default(false),
+  GATEWAY_ALLOW_FALLBACK: flag.default(false),
+  SECRET_KEY: z.string().min(32).optional(),
+});
+
+export interface Config {
+  readonly env: string;
+  readonly ci: boolean;
+  readonly host: string;
+  readonly port: number;
+  readonly gatewayPort: number;
+  readonly roles: readonly Role[];
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string | undefined;
+  readonly logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  readonly publicApiUrl: string | undefined;
+  readonly publicGatewayUrl: string | undefined;
+  readonly v1Host: string | undefined;
+  readonly apiRatePerSec: number;
+  readonly apiRateBurst: number;
+  readonly bodyLimitBytes: number;
+  readonly bootstrapBalanceInr: number;
+  readonly allowPrivateWebhooks: boolean;
+  readonly gatewayAllowFallback: boolean;
+  /** Server-side secret for signing (stream tokens, recording URLs); generated and kept in DATA_DIR when unset. */
+  readonly secretKey: string | undefined;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function parseRoles(text: string): Role[] {
+  const roles = text
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
+  if (roles.length === 0) throw new ConfigError('ROLES: name at least one of api, gateway, worker');
+  for (const role of roles) {
+    if (!(ROLES as readonly string[]).includes(role)) {
+      throw new ConfigError(`ROLES: unknown role "${role}" (expected api, gateway, worker)`);
+    }
+  }
+  return [...new Set(roles)] as Role[];
+}
+
+/** Parse a whole environment; unset and empty variables take their defaults. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    env: e.NODE_ENV,
+    ci: e.CI,
+    host: e.HOST,
+    port: e.PORT,
+    gatewayPort: e.GATEWAY_PORT,
+    roles: Object.freeze(parseRoles(e.ROLES)),
+    dataDir: path.resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    logLevel: e.LOG_LEVEL,
+    publicApiUrl: e.PUBLIC_API_URL,
+    publicGatewayUrl: e.PUBLIC_GATEWAY_URL,
+    v1Host: e.V1_HOST,
+    apiRatePerSec: e.API_RATE_PER_SEC,
+    apiRateBurst: e.API_RATE_BURST,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    bootstrapBalanceInr: e.BOOTSTRAP_BALANCE_INR,
+    allowPrivateWebhooks: e.ALLOW_PRIVATE_WEBHOOKS,
+    gatewayAllowFallback: e.GATEWAY_ALLOW_FALLBACK,
+    secretKey: e.SECRET_KEY,
+  });
+}

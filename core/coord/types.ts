@@ -1,0 +1,45 @@
+/**
+ * Coordination between the processes of one deployment (ARCHITECTURE.md section 5).
+ * Two implementations pass one conformance suite: memory (one process) and Redis (many).
+ */
+export type RateLimitResult = { allowed: true; remaining: number } | { allowed: false; retryAfterMs: number };
+
+export interface Slots {
+  /** Take one of `ceiling` slots of `scope` for `holderId` until `leaseMs` from now. Re-acquiring a held slot renews it. */
+  acquire(scope: string, ceiling: number, holderId: string, leaseMs: number): Promise<boolean>;
+  /** Extend a held slot's lease; false when the slot is no longer held (expired or released). */
+  renew(scope: string, holderId: string, leaseMs: number): Promise<boolean>;
+  release(scope: string, holderId: string): Promise<void>;
+  /** Holders whose lease has not expired. */
+  holders(scope: string): Promise<string[]>;
+}
+
+export interface Counters {
+  /** Add one to the counter of the fixed window containing now; returns the count after adding. */
+  incr(key: string, windowMs: number): Promise<number>;
+  get(key: string, windowMs: number): Promise<number>;
+}
+
+export interface Lock {
+  readonly key: string;
+  /** Extend the lock; false when it was lost (expired and taken by another). */
+  extend(ttlMs: number): Promise<boolean>;
+  release(): Promise<void>;
+}
+
+export type Unsubscribe = () => Promise<void>;
+
+export interface Coordinator {
+  readonly kind: 'memory' | 'redis';
+  /** Token bucket: `burst` tokens, refilled at `ratePerSec`. */
+  rateLimit(key: string, ratePerSec: number, burst: number): Promise<RateLimitResult>;
+  readonly slots: Slots;
+  readonly counters: Counters;
+  /** Take `key` exclusively for `ttlMs`; null when someone else holds it. */
+  lock(key: string, ttlMs: number): Promise<Lock | null>;
+  publish(channel: string, message: string): Promise<void>;
+  subscribe(channel: string, handler: (message: string) => void): Promise<Unsubscribe>;
+  /** Whether the backing service answers (for /healthz). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,257 @@
+/**
+ * What the rest of the platform needs from the store. The Kysely implementation serves SQLite and
+ * PostgreSQL behind these interfaces; one conformance suite runs on both.
+ * Times are epoch milliseconds; money is integer paise.
+ */
+export type JsonObject = { [key: string]: unknown };
+export type WorkspaceMode = 'sandbox' | 'production';
+
+export interface Workspace {
+  id: string;
+  name: string;
+  mode: WorkspaceMode;
+  /** Operator-enabled `call.queued` events. */
+  queuedEventsEnabled: boolean;
+  createdAt: number;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  workspaceId: string;
+  /** First characters of the key, for operators to recognise it; never the key itself. */
+  prefix: string;
+  revokedAt: number | null;
+  createdAt: number;
+}
+
+export interface WebhookSecret {
+  secret: string;
+  createdAt: number;
+  /** Set when rotated out; the secret stays valid until then (overlap). */
+  expiresAt: number | null;
+}
+
+export interface V1Credentials {
+  workspaceId: string;
+  publicKey: string;
+}
+
+export interface WorkspaceRepo {
+  create(input: { name: string; mode: WorkspaceMode }): Promise<Workspace>;
+  get(id: string): Promise<Workspace | undefined>;
+  count(): Promise<number>;
+  setQueuedEvents(id: string, enabled: boolean): Promise<void>;
+}
+
+export interface ApiKeyRepo {
+  /** Returns the plain key once (`sk_live_` + 32 hex); only its SHA-256 is stored. */
+  create(workspaceId: string): Promise<{ key: string; record: ApiKeyRecord }>;
+  /** Looks a presented key up by its hash; undefined when unknown. */
+  findByKey(key: string): Promise<ApiKeyRecord | undefined>;
+  /** Revokes by plain key or by key id; false when no such key. */
+  revoke(keyOrId: string): Promise<boolean>;
+  listForWorkspace(workspaceId: string): Promise<ApiKeyRecord[]>;
+}
+
+export interface SecretRepo {
+  /** Creates the workspace's first webhook secret (`whsec_` + 48 hex) and returns it. */
+  createWebhookSecret(workspaceId: string): Promise<string>;
+  /** Current and still-overlapping webhook secrets, newest first. */
+  webhookSecrets(workspaceId: string): Promise<WebhookSecret[]>;
+  /** New secret; the old ones stay valid for `overlapMs`. */
+  rotateWebhookSecret(workspaceId: string, overlapMs: number): Promise<string>;
+  /** v1 credentials: public key stored plain, private key stored hashed. */
+  createV1Credentials(workspaceId: string): Promise<{ publicKey: string; privateKey: string }>;
+  verifyV1Credentials(publicKey: string, privateKey: string): Promise<V1Credentials | undefined>;
+}
+
+export interface AgentRecord {
+  id: string;
+  workspaceId: string;
+  revision: number;
+  /** The agent's settings as the API stores them (every field but id, object, revision and timestamps). */
+  content: JsonObject;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type RevisionReason = 'create' | 'update' | 'flow' | 'rollback' | 'publish';
+
+export interface AgentRevisionRecord {
+  agentId: string;
+  revision: number;
+  reason: RevisionReason;
+  /** For rollbacks: the revision whose content was restored. */
+  restoredFrom: number | null;
+  content: JsonObject;
+  createdAt: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  hasMore: boolean;
+}
+
+export interface AgentRepo {
+  create(workspaceId: string, content: JsonObject): Promise<AgentRecord>;
+  /** Undefined for unknown, deleted, or another workspace's agent. */
+  get(workspaceId: string, id: string): Promise<AgentRecord | undefined>;
+  /** Newest first; `after` is the id of the last item of the previous page. */
+  list(workspaceId: string, options: { limit: number; after?: string }): Promise<Page<AgentRecord>>;
+  /**
+   * Read-modify-write in one transaction: `change` gets the current record and returns the new content
+   * (it may throw to refuse; nothing is written then). Raises the revision and stores the new revision row.
+   * 'conflict' when `ifRevision` is given and differs from the current revision.
+   */
+  save(
+    workspaceId: string,
+    id: string,
+    options: {
+      reason: RevisionReason;
+      ifRevision?: number;
+      restoredFrom?: number;
+      change: (current: AgentRecord) => JsonObject;
+    },
+  ): Promise<AgentRecord | 'not_found' | 'conflict'>;
+  /** Soft delete; false when not found. */
+  softDelete(workspaceId: string, id: string): Promise<boolean>;
+  listRevisions(
+    workspaceId: string,
+    agentId: string,
+    options: { limit: number; before?: number },
+  ): Promise<Page<AgentRevisionRecord> | undefined>;
+  getRevision(
+    workspaceId: string,
+    agentId: string,
+    revision: number,
+  ): Promise<AgentRevisionRecord | undefined>;
+}
+
+export type LedgerKind =
+  | 'topup'
+  | 'call'
+  | 'flow_generation'
+  | 'transcription'
+  | 'tts'
+  | 'number_rental'
+  | 'adjustment';
+
+export interface LedgerEntry {
+  id: string;
+  workspaceId: string;
+  kind: LedgerKind;
+  /** Positive for credits, negative for debits. */
+  amountPaise: number;
+  balanceAfterPaise: number;
+  reference: string;
+  description: string;
+  createdAt: number;
+}
+
+export interface WalletBalance {
+  balancePaise: number;
+  heldPaise: number;
+  availablePaise: number;
+}
+
+export type HoldStatus = 'held' | 'captured' | 'released';
+
+export interface HoldRecord {
+  workspaceId: string;
+  reference: string;
+  kind: LedgerKind;
+  amountPaise: number;
+  status: HoldStatus;
+  capturedPaise: number;
+  createdAt: number;
+  settledAt: number | null;
+}
+
+export class InsufficientBalanceError extends Error {
+  constructor(
+    readonly neededPaise: number,
+    readonly availablePaise: number,
+  ) {
+    super(`insufficient balance: need ${neededPaise} paise, ${availablePaise} available`);
+    this.name = 'InsufficientBalanceError';
+  }
+}
+
+/**
+ * The wallet: an append-only ledger plus holds. Never negative; every operation is idempotent on its
+ * reference and runs in a transaction (joining the caller's when called through `Store.transaction`).
+ */
+export interface WalletLedger {
+  balance(workspaceId: string): Promise<WalletBalance>;
+  /** Adds money (top-up, adjustment). Idempotent on (workspace, kind, reference). */
+  credit(
+    workspaceId: string,
+    input: { amountPaise: number; reference: string; kind?: LedgerKind; description?: string },
+  ): Promise<LedgerEntry>;
+  /** Reserves money for a worst case; throws InsufficientBalanceError when available < amount. Idempotent. */
+  hold(
+    workspaceId: string,
+    input: { reference: string; amountPaise: number; kind: LedgerKind },
+  ): Promise<HoldRecord>;
+  /**
+   * Charges `amountPaise` (at most the held amount) from the hold and releases the rest.
+   * Capturing 0 writes no ledger entry. Idempotent: a settled hold is returned as it is.
+   */
+  capture(
+    workspaceId: string,
+    input: { reference: string; amountPaise: number; description?: string },
+  ): Promise<HoldRecord>;
+  /** Frees the whole hold without charging. Idempotent. */
+  release(workspaceId: string, reference: string): Promise<HoldRecord | undefined>;
+  getHold(workspaceId: string, reference: string): Promise<HoldRecord | undefined>;
+  /** Charges without a hold; throws InsufficientBalanceError; idempotent on (workspace, kind, reference). */
+  debit(
+    workspaceId: string,
+    input: { amountPaise: number; reference: string; kind: LedgerKind; description?: string },
+  ): Promise<LedgerEntry>;
+  /** Newest first. */
+  transactions(workspaceId: string, options: { limit: number; after?: string }): Promise<Page<LedgerEntry>>;
+}
+
+export interface IdempotencyRecord {
+  workspaceId: string;
+  key: string;
+  /** SHA-256 of the request (method, path, body) so a reused key with another body can be told apart. */
+  requestHash: string;
+  status: 'in_flight' | 'done';
+  responseStatus: number | null;
+  responseBody: string | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface IdempotencyRepo {
+  /** Claims a key; returns the existing unexpired record instead when there is one. */
+  begin(input: {
+    workspaceId: string;
+    key: string;
+    requestHash: string;
+    ttlMs: number;
+  }): Promise<{ claimed: true } | { claimed: false; record: IdempotencyRecord }>;
+  complete(workspaceId: string, key: string, responseStatus: number, responseBody: string): Promise<void>;
+  /** Forget a claim whose request failed before producing a response worth replaying. */
+  abandon(workspaceId: string, key: string): Promise<void>;
+}
+
+/** Repositories bound to one executor (the pool, or one transaction). */
+export interface Repositories {
+  readonly workspaces: WorkspaceRepo;
+  readonly apiKeys: ApiKeyRepo;
+  readonly secrets: SecretRepo;
+  readonly agents: AgentRepo;
+  readonly wallet: WalletLedger;
+  readonly idempotency: IdempotencyRepo;
+}
+
+export interface Store extends Repositories {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** Runs `fn` in one transaction; the repositories it gets write inside it. Nested calls join the outer one. */
+  transaction<T>(fn: (repos: Repositories) => Promise<T>): Promise<T>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
