@@ -25,7 +25,15 @@ const envSchema = z.object({
   ROLES: z.string().default('api,gateway,worker'),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().url().optional(),
+  DATABASE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase SQL identifier')
+    .optional(),
   REDIS_URL: z.string().url().optional(),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_:.-]{1,64}$/)
+    .default('voiceagent'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PUBLIC_API_URL: z.string().url().optional(),
   PUBLIC_GATEWAY_URL: z.string().url().optional(),
@@ -48,7 +56,11 @@ export interface Config {
   readonly roles: readonly Role[];
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
+  /** PostgreSQL schema for every table (created when missing); default `public`. */
+  readonly databaseSchema: string | undefined;
   readonly redisUrl: string | undefined;
+  /** Namespace of every Redis key and channel, so deployments can share one Redis. */
+  readonly redisPrefix: string;
   readonly logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   readonly publicApiUrl: string | undefined;
   readonly publicGatewayUrl: string | undefined;
@@ -99,7 +111,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     roles: Object.freeze(parseRoles(e.ROLES)),
     dataDir: path.resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
+    databaseSchema: e.DATABASE_SCHEMA,
     redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
     logLevel: e.LOG_LEVEL,
     publicApiUrl: e.PUBLIC_API_URL,
     publicGatewayUrl: e.PUBLIC_GATEWAY_URL,

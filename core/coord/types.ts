@@ -22,7 +22,7 @@ export interface Counters {
 
 export interface Lock {
   readonly key: string;
-  /** Extend the lock; false when it was lost (expired and taken by another). */
+  /** Extend the lock; false when it was lost: its TTL ran out (and another may have taken it since). */
   extend(ttlMs: number): Promise<boolean>;
   release(): Promise<void>;
 }

@@ -177,6 +177,14 @@ export class InsufficientBalanceError extends Error {
   }
 }
 
+/** `capture` named a reference with no hold in the workspace. */
+export class UnknownHoldError extends Error {
+  constructor(readonly reference: string) {
+    super(`no hold with reference ${reference}`);
+    this.name = 'UnknownHoldError';
+  }
+}
+
 /**
  * The wallet: an append-only ledger plus holds. Never negative; every operation is idempotent on its
  * reference and runs in a transaction (joining the caller's when called through `Store.transaction`).
@@ -196,6 +204,8 @@ export interface WalletLedger {
   /**
    * Charges `amountPaise` (at most the held amount) from the hold and releases the rest.
    * Capturing 0 writes no ledger entry. Idempotent: a settled hold is returned as it is.
+   * More than the hold is capped at the hold (`capturedPaise` says what was charged), never refused.
+   * Throws UnknownHoldError when the workspace has no hold with that reference.
    */
   capture(
     workspaceId: string,

@@ -1,0 +1,72 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, parseRoles } from '../core/config.ts';
+import { runKeyCommand, runWalletCommand, runWorkspaceCommand } from './commands/operator.ts';
+import { startPlatform } from './serve.ts';
+import { UsageError } from './usage-error.ts';
+
+export const USAGE = `voiceagent: run and operate the voice agent platform
+
+  voiceagent serve [--roles api,gateway,worker]
+  voiceagent workspace create --name NAME [--mode sandbox|production] [--balance-inr N]
+  voiceagent key create WORKSPACE_ID
+  voiceagent key revoke KEY_OR_KEY_ID
+  voiceagent wallet topup WORKSPACE_ID --inr N
+
+Settings come from the environment (see README.md, "Configuration").`;
+
+/** Runs one command line; returns the process exit code (0 ok, 1 failure, 2 usage). */
+export async function main(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (!command || command === 'help' || command === '--help' || command === '-h') {
+      process.stdout.write(`${USAGE}\n`);
+      return command ? 0 : 2;
+    }
+    if (command === 'serve') return await serveCommand(rest, env);
+    const config = loadConfig(env);
+    switch (command) {
+      case 'workspace':
+        return await runWorkspaceCommand(config, rest);
+      case 'key':
+        return await runKeyCommand(config, rest);
+      case 'wallet':
+        return await runWalletCommand(config, rest);
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError || isParseArgsError(error)) {
+      process.stderr.write(`voiceagent: ${(error as Error).message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    process.stderr.write(`voiceagent: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+function isParseArgsError(error: unknown): boolean {
+  return error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS');
+}
+
+async function serveCommand(args: string[], env: Record<string, string | undefined>): Promise<number> {
+  const { values } = parseArgs({ args, options: { roles: { type: 'string' } }, strict: true });
+  const config = loadConfig(values.roles ? { ...env, ROLES: parseRoles(values.roles).join(',') } : env);
+  const platform = await startPlatform(config);
+  if (platform.bootstrapped) {
+    process.stdout.write(
+      `First start: created sandbox workspace ${platform.bootstrapped.workspaceId}.\n` +
+        `API key (shown once; also in ${platform.bootstrapped.file}): ${platform.bootstrapped.apiKey}\n`,
+    );
+  }
+  if (platform.apiUrl) process.stdout.write(`Control API: ${platform.apiUrl}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await platform.close();
+  return 0;
+}

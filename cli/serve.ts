@@ -1,0 +1,93 @@
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { buildApiApp } from '../control-api/app.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Config, Role } from '../core/config.ts';
+import { createCoordinator } from '../core/coord/index.ts';
+import type { Coordinator } from '../core/coord/types.ts';
+import { createLogger } from '../core/logger.ts';
+import type { Store } from '../core/store/types.ts';
+import { VoiceCatalogue } from '../engines/tts/catalogue.ts';
+import { bootstrapFirstWorkspace } from './bootstrap.ts';
+import { openConfiguredStore } from './store.ts';
+
+export interface RunningPlatform {
+  roles: readonly Role[];
+  /** Base URL of the control API, when the api role runs. */
+  apiUrl: string | undefined;
+  store: Store;
+  coord: Coordinator;
+  /** Credentials of the workspace created on first start, if this start created one. */
+  bootstrapped: { apiKey: string; workspaceId: string; file: string } | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * The one composition root: builds every part the configured roles need and wires them together.
+ * Nothing else in the code base constructs stores, coordinators or servers.
+ */
+export async function startPlatform(
+  config: Config,
+  options: { logger?: Logger; clock?: Clock } = {},
+): Promise<RunningPlatform> {
+  const logger = options.logger ?? createLogger(config);
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  const store = await openConfiguredStore(config, options.clock);
+  const coord = createCoordinator({
+    keyPrefix: config.redisPrefix,
+    ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const closers: Array<() => Promise<void>> = [];
+  let apiUrl: string | undefined;
+  let bootstrapped: RunningPlatform['bootstrapped'];
+
+  try {
+    const first = await bootstrapFirstWorkspace(config, store, coord);
+    if (first) {
+      bootstrapped = {
+        apiKey: first.workspace.api_key,
+        workspaceId: first.workspace.workspace_id,
+        file: first.file,
+      };
+      logger.info(
+        { workspace_id: first.workspace.workspace_id, file: first.file },
+        'created the first workspace',
+      );
+    }
+    if (config.roles.includes('api')) {
+      const voices = VoiceCatalogue.load();
+      const { app } = await buildApiApp({ config, store, coord, voices, metrics, logger });
+      await app.listen({ host: config.host, port: config.port });
+      const address = app.server.address() as AddressInfo;
+      const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+      apiUrl = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+      closers.push(() => app.close());
+      logger.info({ url: apiUrl }, 'control API listening');
+    }
+    if (config.roles.includes('gateway')) {
+      logger.info('gateway role: the media gateway is not part of this build yet');
+    }
+    if (config.roles.includes('worker')) {
+      logger.info('worker role: no background jobs are part of this build yet');
+    }
+  } catch (error) {
+    await Promise.allSettled([store.close(), coord.close()]);
+    throw error;
+  }
+
+  return {
+    roles: config.roles,
+    apiUrl,
+    store,
+    coord,
+    bootstrapped,
+    async close() {
+      for (const close of closers.reverse()) await close();
+      await coord.close();
+      await store.close();
+    },
+  };
+}

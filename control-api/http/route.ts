@@ -1,0 +1,108 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { ErrorCode } from '../../core/errors.ts';
+import { type AuthContext, authOf } from '../plugins/auth.ts';
+import { parseOrThrow } from './validation.ts';
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+type AnyObjectSchema = z.ZodType<Record<string, unknown>>;
+
+export interface RouteResponse {
+  description: string;
+  schema?: z.ZodType;
+  headers?: Record<string, string>;
+}
+
+export interface RouteSpec<P extends AnyObjectSchema, Q extends AnyObjectSchema, B extends z.ZodType> {
+  method: Method;
+  /** Fastify path syntax (`/v2/agents/:id`); the OpenAPI document shows `{id}`. */
+  url: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  /** Authenticated with a v2 Bearer key (default true). */
+  auth?: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Body may be absent (empty POST); validated when present. */
+  bodyOptional?: boolean;
+  responses: Record<number, RouteResponse>;
+  /** Error codes this route can answer, besides the ones every authenticated route can. */
+  errors: readonly ErrorCode[];
+  handler: (ctx: {
+    params: z.output<P>;
+    query: z.output<Q>;
+    body: z.output<B>;
+    auth: AuthContext;
+    request: FastifyRequest;
+    reply: FastifyReply;
+  }) => Promise<unknown>;
+}
+
+export interface RegisteredRoute {
+  method: Method;
+  url: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  auth: boolean;
+  params?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  bodyOptional: boolean;
+  responses: Record<number, RouteResponse>;
+  errors: readonly ErrorCode[];
+}
+
+/** Every route the API serves, in registration order; the OpenAPI document is generated from it. */
+export class RouteRegistry {
+  readonly routes: RegisteredRoute[] = [];
+}
+
+/** Registers a route on `app` whose params, query and body are parsed by their zod schemas. */
+export function defineRoute<
+  P extends AnyObjectSchema = AnyObjectSchema,
+  Q extends AnyObjectSchema = AnyObjectSchema,
+  B extends z.ZodType = z.ZodUndefined,
+>(app: FastifyInstance, registry: RouteRegistry, spec: RouteSpec<P, Q, B>): void {
+  const needsAuth = spec.auth ?? true;
+  registry.routes.push({
+    method: spec.method,
+    url: spec.url,
+    operationId: spec.operationId,
+    summary: spec.summary,
+    tag: spec.tag,
+    auth: needsAuth,
+    params: spec.params,
+    query: spec.query,
+    body: spec.body,
+    bodyOptional: spec.bodyOptional ?? false,
+    responses: spec.responses,
+    errors: spec.errors,
+  });
+  app.route({
+    method: spec.method,
+    url: spec.url,
+    config: { authenticated: needsAuth },
+    handler: async (request, reply) => {
+      const params = spec.params ? parseOrThrow(spec.params, request.params, '') : {};
+      const query = spec.query ? parseOrThrow(spec.query, request.query ?? {}, '') : {};
+      let body: unknown;
+      if (spec.body) {
+        const raw = request.body;
+        body = raw === undefined && spec.bodyOptional ? undefined : parseOrThrow(spec.body, raw ?? null, '');
+      }
+      const result = await spec.handler({
+        params: params as z.output<P>,
+        query: query as z.output<Q>,
+        body: body as z.output<B>,
+        auth: needsAuth ? authOf(request) : { workspaceId: '', keyId: '' },
+        request,
+        reply,
+      });
+      if (reply.sent) return reply;
+      return result;
+    },
+  });
+}

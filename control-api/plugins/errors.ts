@@ -1,0 +1,45 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { ApiError, isApiError } from '../../core/errors.ts';
+
+/** Fastify's own failures (parsing, limits) in the words of the interface. */
+function translateFastifyError(error: FastifyError, bodyLimitBytes: number): ApiError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('invalid_request', 'body: malformed JSON');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_request', 'body: empty, but Content-Type is application/json');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('invalid_request', `body: larger than the ${bodyLimitBytes}-byte limit`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('invalid_request', 'Content-Type: must be application/json');
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return new ApiError('invalid_request', 'url: malformed');
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || error.statusCode === 400) {
+    return new ApiError('invalid_request', 'body: malformed JSON');
+  }
+  return undefined;
+}
+
+export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.retryAfterSecs !== undefined) reply.header('retry-after', String(error.retryAfterSecs));
+  return reply.code(error.status).type('application/json; charset=utf-8').send(error.toBody());
+}
+
+/** Every error leaves as the spec's envelope; faults are logged with their stack, never with request secrets. */
+export function registerErrorHandling(app: FastifyInstance, options: { bodyLimitBytes: number }): void {
+  app.setErrorHandler((rawError: FastifyError, request, reply) => {
+    if (isApiError(rawError)) return sendApiError(reply, rawError);
+    const translated = translateFastifyError(rawError, options.bodyLimitBytes);
+    if (translated) return sendApiError(reply, translated);
+    request.log.error({ err: rawError, route: request.routeOptions.url }, 'request failed');
+    return sendApiError(reply, new ApiError('internal', 'internal error; retry with backoff'));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendApiError(reply, new ApiError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)),
+  );
+}

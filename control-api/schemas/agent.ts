@@ -1,0 +1,180 @@
+import { z } from 'zod';
+import {
+  AGENT_LIMITS,
+  BACKGROUND_SOUNDS,
+  INTERRUPTION_MODES,
+  TOOL_PHASES,
+  VOICEMAIL_ACTIONS,
+} from '../../core/agents/types.ts';
+import { ifRevision, timestamp } from './common.ts';
+
+const language = z
+  .string()
+  .max(35)
+  .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language code such as hi-IN');
+
+const voice = z.object({ voice_id: z.string().min(1).max(100), language: language.optional() }).strict();
+
+const endCall = z
+  .object({
+    enabled: z.boolean().optional(),
+    message: z.string().max(AGENT_LIMITS.endCallMessageChars).optional(),
+    confirm: z.boolean().optional(),
+  })
+  .strict();
+
+const voicemail = z
+  .object({
+    action: z.enum(VOICEMAIL_ACTIONS).optional(),
+    message: z.string().max(AGENT_LIMITS.voicemailMessageChars).optional(),
+  })
+  .strict();
+
+const behavior = z
+  .object({
+    interruptions: z.enum(INTERRUPTION_MODES).optional(),
+    adaptive_interruptions: z.boolean().optional(),
+    min_interrupt_ms: z.number().int().min(100).max(3000).optional(),
+    min_words: z.number().int().min(0).max(10).optional(),
+    endpointing_ms: z.number().int().min(100).max(5000).optional(),
+  })
+  .strict();
+
+/** Tool definitions are stored with the agent; their full templates are checked where tools run. */
+const tool = z
+  .object({
+    name: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must be a function name of at most 64 characters'),
+    phase: z.enum(TOOL_PHASES),
+    description: z.string().max(1000).optional(),
+  })
+  .catchall(z.unknown());
+
+const settingsFields = {
+  draft: z.boolean(),
+  archived: z.boolean(),
+  system_prompt: z.string().max(AGENT_LIMITS.systemPromptChars),
+  first_message: z.string().max(AGENT_LIMITS.firstMessageChars),
+  language,
+  secondary_languages: z.array(language).max(AGENT_LIMITS.secondaryLanguages),
+  voice,
+  max_duration_secs: z.number().int().min(AGENT_LIMITS.minDurationSecs).max(AGENT_LIMITS.maxDurationSecs),
+  end_call: endCall,
+  voicemail,
+  background_sound: z.object({ sound: z.enum(BACKGROUND_SOUNDS) }).strict(),
+  behavior,
+  analysis: z.object({ enabled: z.boolean() }).strict(),
+  tools: z.array(tool).max(AGENT_LIMITS.tools),
+  /** Checked as a whole by the flow validator, which lists every problem at once (`invalid_flow`). */
+  flow: z.unknown(),
+};
+
+const name = z.string().trim().min(1).max(AGENT_LIMITS.nameChars);
+
+export const createAgentBody = z
+  .object({
+    name,
+    ...Object.fromEntries(Object.entries(settingsFields).map(([k, s]) => [k, s.optional()])),
+    calls_from: z
+      .object({ pool_id: z.string().min(1).max(64) })
+      .strict()
+      .optional(),
+  })
+  .strict() as z.ZodType<CreateAgentBody>;
+
+export const updateAgentBody = z
+  .object({
+    name: name.optional(),
+    ...Object.fromEntries(Object.entries(settingsFields).map(([k, s]) => [k, s.optional()])),
+    flow: z.unknown().optional(),
+    calls_from: z
+      .object({ pool_id: z.string().min(1).max(64) })
+      .strict()
+      .nullable()
+      .optional(),
+    if_revision: ifRevision.optional(),
+  })
+  .strict() as z.ZodType<UpdateAgentBody>;
+
+type Fields = { [K in keyof typeof settingsFields]?: z.output<(typeof settingsFields)[K]> };
+export type CreateAgentBody = Fields & { name: string; calls_from?: { pool_id: string } };
+export type UpdateAgentBody = Fields & {
+  name?: string;
+  calls_from?: { pool_id: string } | null;
+  if_revision?: number;
+};
+
+export const saveFlowBody = z
+  .object({
+    nodes: z.unknown(),
+    edges: z.unknown().optional(),
+    if_revision: ifRevision.optional(),
+  })
+  .strict();
+
+export const revisionActionBody = z.object({ if_revision: ifRevision.optional() }).strict();
+
+const flowNode = z.object({
+  id: z.string(),
+  type: z.enum(['globalNode', 'startCall', 'agentNode', 'endCall']),
+  data: z.object({
+    name: z.string(),
+    prompt: z.string(),
+    greeting: z.string().optional(),
+    is_start: z.boolean(),
+    allow_interrupt: z.boolean(),
+    add_global_prompt: z.boolean(),
+    extraction_enabled: z.boolean(),
+    extraction_variables: z.array(z.object({ name: z.string(), type: z.string(), prompt: z.string() })),
+    tools: z.array(z.string()),
+  }),
+});
+const flowEdge = z.object({
+  id: z.string(),
+  source: z.string(),
+  target: z.string(),
+  data: z.object({ label: z.string(), condition: z.string() }),
+});
+export const flowSchema = z.object({ nodes: z.array(flowNode), edges: z.array(flowEdge) });
+
+export const agentSchema = z.object({
+  id: z.string(),
+  object: z.literal('agent'),
+  revision: z.number().int(),
+  draft: z.boolean(),
+  archived: z.boolean(),
+  analysis: z.object({ enabled: z.boolean() }),
+  name: z.string(),
+  system_prompt: z.string(),
+  first_message: z.string(),
+  voice: z.object({ voice_id: z.string(), language: z.string() }),
+  language: z.string(),
+  secondary_languages: z.array(z.string()),
+  max_duration_secs: z.number().int(),
+  end_call: z.object({ enabled: z.boolean(), message: z.string(), confirm: z.boolean() }),
+  voicemail: z.object({ action: z.enum(VOICEMAIL_ACTIONS), message: z.string().optional() }),
+  background_sound: z.object({ sound: z.string() }),
+  behavior: z.object({
+    interruptions: z.enum(INTERRUPTION_MODES),
+    adaptive_interruptions: z.boolean(),
+    min_interrupt_ms: z.number().int(),
+    min_words: z.number().int(),
+    endpointing_ms: z.number().int(),
+  }),
+  tools: z.array(z.object({ name: z.string(), phase: z.enum(TOOL_PHASES) }).catchall(z.unknown())),
+  flow: flowSchema.optional(),
+  calls_from: z.object({ pool_id: z.string() }).optional(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+export const agentRevisionSchema = z.object({
+  object: z.literal('agent_revision'),
+  agent_id: z.string(),
+  revision: z.number().int(),
+  reason: z.enum(['create', 'update', 'flow', 'rollback', 'publish']),
+  restored_from: z.number().int().nullable(),
+  created_at: timestamp,
+  agent: agentSchema.omit({ created_at: true, updated_at: true, id: true, object: true, revision: true }),
+});

@@ -1,0 +1,131 @@
+/** An agent's settings as stored in each revision (everything but id, object, revision and timestamps). */
+export interface AgentSettings {
+  name: string;
+  draft: boolean;
+  archived: boolean;
+  system_prompt: string;
+  first_message: string;
+  language: string;
+  secondary_languages: string[];
+  voice: { voice_id: string; language: string };
+  max_duration_secs: number;
+  end_call: { enabled: boolean; message: string; confirm: boolean };
+  voicemail: { action: VoicemailAction; message?: string };
+  background_sound: { sound: BackgroundSound };
+  behavior: AgentBehavior;
+  analysis: { enabled: boolean };
+  tools: AgentTool[];
+  flow?: Flow;
+  calls_from?: { pool_id: string };
+}
+
+export const VOICEMAIL_ACTIONS = ['hangup', 'leave_message'] as const;
+export type VoicemailAction = (typeof VOICEMAIL_ACTIONS)[number];
+/** Only `off` is live; ambient sounds are not mixed in yet. */
+export const BACKGROUND_SOUNDS = ['off'] as const;
+export type BackgroundSound = (typeof BACKGROUND_SOUNDS)[number];
+export const INTERRUPTION_MODES = ['off', 'low', 'normal', 'high'] as const;
+export type InterruptionMode = (typeof INTERRUPTION_MODES)[number];
+
+export interface AgentBehavior {
+  /** How readily the caller's speech stops the agent: `off` never, `low` needs more speech, `high` less. */
+  interruptions: InterruptionMode;
+  /** Backchannels ("haan", "ok", "hmm") do not interrupt. */
+  adaptive_interruptions: boolean;
+  /** Caller speech needed to interrupt, in ms. */
+  min_interrupt_ms: number;
+  /** Words needed to interrupt (0: duration alone decides). */
+  min_words: number;
+  /** Silence after speech that ends the caller's turn, in ms. */
+  endpointing_ms: number;
+}
+
+export const TOOL_PHASES = ['pre_call', 'on_call', 'post_call'] as const;
+export type ToolPhase = (typeof TOOL_PHASES)[number];
+
+export interface AgentTool {
+  name: string;
+  phase: ToolPhase;
+  description?: string;
+  [setting: string]: unknown;
+}
+
+export const NODE_TYPES = ['globalNode', 'startCall', 'agentNode', 'endCall'] as const;
+export type NodeType = (typeof NODE_TYPES)[number];
+
+export interface ExtractionVariable {
+  name: string;
+  type: string;
+  prompt: string;
+}
+
+export interface FlowNodeData {
+  name: string;
+  prompt: string;
+  greeting?: string;
+  is_start: boolean;
+  allow_interrupt: boolean;
+  add_global_prompt: boolean;
+  extraction_enabled: boolean;
+  extraction_variables: ExtractionVariable[];
+  tools: string[];
+}
+
+export interface FlowNode {
+  id: string;
+  type: NodeType;
+  data: FlowNodeData;
+}
+
+export interface FlowEdge {
+  id: string;
+  source: string;
+  target: string;
+  data: { label: string; condition: string };
+}
+
+export interface Flow {
+  nodes: FlowNode[];
+  edges: FlowEdge[];
+}
+
+export const AGENT_LIMITS = {
+  nameChars: 200,
+  systemPromptChars: 8000,
+  firstMessageChars: 500,
+  endCallMessageChars: 500,
+  voicemailMessageChars: 500,
+  minDurationSecs: 30,
+  maxDurationSecs: 1800,
+  defaultDurationSecs: 300,
+  secondaryLanguages: 9,
+  tools: 32,
+} as const;
+
+export const DEFAULT_LANGUAGE = 'en-IN';
+
+export const DEFAULT_BEHAVIOR: AgentBehavior = {
+  interruptions: 'normal',
+  adaptive_interruptions: true,
+  min_interrupt_ms: 300,
+  min_words: 0,
+  endpointing_ms: 500,
+};
+
+/** What a client may send when creating an agent: `name` and anything else; the rest takes defaults. */
+export type AgentInput = { name: string } & Partial<Omit<AgentSettings, 'name' | 'flow' | 'voice'>> & {
+    voice?: { voice_id: string; language?: string | undefined } | undefined;
+    flow?: unknown;
+  };
+
+/** A partial update: objects merge one level deep, `null` clears `flow` and `calls_from`. */
+export type AgentPatch = Partial<Omit<AgentInput, 'flow' | 'calls_from'>> & {
+  flow?: unknown;
+  calls_from?: { pool_id: string } | null;
+};
+
+/** Voices as the agent rules need them; the composition root hands in the catalogue. */
+export interface VoiceDirectory {
+  get(id: string): { id: string; languages: readonly string[] } | undefined;
+  defaultFor(language: string): { id: string } | undefined;
+}

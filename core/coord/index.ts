@@ -1,0 +1,26 @@
+import type { Clock } from '../clock.ts';
+import type { ReportError } from './channel-handlers.ts';
+import { MemoryCoordinator } from './memory.ts';
+import { RedisCoordinator } from './redis.ts';
+import type { Coordinator } from './types.ts';
+
+export type { MessageHandler, ReportError } from './channel-handlers.ts';
+export { MemoryCoordinator, type MemoryCoordinatorOptions } from './memory.ts';
+export { DEFAULT_KEY_PREFIX, RedisCoordinator, type RedisCoordinatorOptions } from './redis.ts';
+export type { Coordinator, Counters, Lock, RateLimitResult, Slots, Unsubscribe } from './types.ts';
+
+export interface CoordinatorOptions {
+  /** Redis for a deployment of many processes; without it, the in-process coordinator. */
+  redisUrl?: string;
+  clock?: Clock;
+  /** Namespace of Redis keys and channels (ignored in memory). */
+  keyPrefix?: string;
+  /** Receives subscribers' handler errors and connection errors; defaults to a process warning. */
+  reportError?: ReportError;
+}
+
+export function createCoordinator(options: CoordinatorOptions = {}): Coordinator {
+  const { redisUrl, clock, keyPrefix, reportError } = options;
+  if (redisUrl) return new RedisCoordinator({ url: redisUrl, clock, keyPrefix, reportError });
+  return new MemoryCoordinator({ clock, reportError });
+}

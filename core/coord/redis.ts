@@ -1,0 +1,249 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { type Clock, systemClock } from '../clock.ts';
+import { requireCeiling, requireDurationMs, windowStart } from './arguments.ts';
+import { ChannelHandlers, type MessageHandler, type ReportError, warnOnError } from './channel-handlers.ts';
+import {
+  acquireSlot,
+  extendLock,
+  incrementCount,
+  releaseLock,
+  renewSlot,
+  takeLock,
+  takeToken,
+} from './redis-scripts.ts';
+import { bucketShape, TOKEN_UNITS } from './token-bucket.ts';
+import type { Coordinator, Counters, Lock, RateLimitResult, Slots, Unsubscribe } from './types.ts';
+
+/*
+ * Key layout (every key and channel starts with `{prefix}:`; the default prefix is `voiceagent`):
+ *   {prefix}:rate:{key}                             hash {units, at}: a token bucket (see token-bucket.ts)
+ *   {prefix}:slots:{scope}                          sorted set: holder id -> lease deadline (ms)
+ *   {prefix}:count:{key}:{windowMs}:{windowStart}   string: the count of one fixed window
+ *   {prefix}:lock:{key}                             hash {owner, deadline}: owner is a random token per lock
+ *   {prefix}:chan:{channel}                         pub/sub channel
+ */
+export const DEFAULT_KEY_PREFIX = 'voiceagent';
+
+/**
+ * How long past its logical deadline Redis keeps a key. Redis expires keys on its own clock, which is not the
+ * injected one (a test's manual clock, another host's skew); the scripts decide by the clock argument, and the
+ * TTL only reclaims memory, so a minute of slack keeps a key alive for as long as any clock may still need it.
+ */
+const KEY_GRACE_MS = 60_000;
+
+/** Redis answers PING in well under a millisecond; a second of silence means down or unreachable. */
+const PING_TIMEOUT_MS = 1_000;
+
+export interface RedisCoordinatorOptions {
+  url: string;
+  clock?: Clock;
+  /** Namespace of every key and channel, so deployments (and test runs) can share one Redis. */
+  keyPrefix?: string;
+  /** Receives subscribers' handler errors and connection errors; defaults to a process warning. */
+  reportError?: ReportError;
+  pingTimeoutMs?: number;
+}
+
+/** The coordinator of many processes: state in Redis, every read-modify-write one Lua script. */
+export class RedisCoordinator implements Coordinator {
+  readonly kind = 'redis' as const;
+  readonly slots: Slots;
+  readonly counters: Counters;
+  private readonly redis: Redis;
+  /** The connection in subscriber mode, opened on the first subscribe. */
+  private subscriber: Redis | undefined;
+  private readonly clock: Clock;
+  private readonly prefix: string;
+  private readonly reportError: ReportError;
+  private readonly pingTimeoutMs: number;
+  private readonly handlers: ChannelHandlers;
+  /** The SUBSCRIBE reply of each channel with handlers, awaited by every subscribe to that channel. */
+  private readonly subscribed = new Map<string, Promise<unknown>>();
+  private closed = false;
+
+  constructor(options: RedisCoordinatorOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    this.reportError = options.reportError ?? warnOnError;
+    this.pingTimeoutMs = options.pingTimeoutMs ?? PING_TIMEOUT_MS;
+    this.handlers = new ChannelHandlers(this.reportError);
+    this.redis = new Redis(options.url, { connectionName: this.connectionName('coord') });
+    this.redis.on('error', (error: unknown) => this.reportError(error, 'redis connection'));
+    this.slots = {
+      acquire: (scope, ceiling, holderId, leaseMs) => this.acquireSlot(scope, ceiling, holderId, leaseMs),
+      renew: (scope, holderId, leaseMs) => this.renewSlot(scope, holderId, leaseMs),
+      release: async (scope, holderId) => {
+        await this.redis.zrem(this.key('slots', scope), holderId);
+      },
+      holders: async (scope) => {
+        const live = await this.redis.zrangebyscore(this.key('slots', scope), `(${this.clock.now()}`, '+inf');
+        return live.sort();
+      },
+    };
+    this.counters = {
+      incr: (key, windowMs) => this.addToCount(key, windowMs),
+      get: async (key, windowMs) => {
+        const count = await this.redis.get(this.countKey(key, windowMs, this.clock.now()));
+        return count === null ? 0 : Number(count);
+      },
+    };
+  }
+
+  async rateLimit(key: string, ratePerSec: number, burst: number): Promise<RateLimitResult> {
+    const shape = bucketShape(ratePerSec, burst);
+    const reply = await takeToken.run(
+      this.redis,
+      [this.key('rate', key)],
+      [this.clock.now(), shape.capacity, shape.refillPerMs, TOKEN_UNITS, KEY_GRACE_MS],
+    );
+    const [allowed, detail] = integerPair(reply);
+    return allowed === 1 ? { allowed: true, remaining: detail } : { allowed: false, retryAfterMs: detail };
+  }
+
+  async lock(key: string, ttlMs: number): Promise<Lock | null> {
+    requireDurationMs('ttlMs', ttlMs);
+    const lockKey = this.key('lock', key);
+    const owner = randomUUID();
+    const now = this.clock.now();
+    const taken = await takeLock.run(this.redis, [lockKey], [now, owner, now + ttlMs, KEY_GRACE_MS]);
+    if (taken !== 1) return null;
+    return {
+      key,
+      extend: async (extendMs) => {
+        requireDurationMs('ttlMs', extendMs);
+        const at = this.clock.now();
+        return (await extendLock.run(this.redis, [lockKey], [at, owner, at + extendMs, KEY_GRACE_MS])) === 1;
+      },
+      release: async () => {
+        await releaseLock.run(this.redis, [lockKey], [owner]);
+      },
+    };
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    await this.redis.publish(this.key('chan', channel), message);
+  }
+
+  async subscribe(channel: string, handler: MessageHandler): Promise<Unsubscribe> {
+    if (this.closed) throw new Error('the coordinator is closed');
+    const redisChannel = this.key('chan', channel);
+    const { subscription, first } = this.handlers.add(redisChannel, handler);
+    if (first) this.subscribed.set(redisChannel, this.subscriberConnection().subscribe(redisChannel));
+    const unsubscribe: Unsubscribe = async () => {
+      if (!this.handlers.remove(redisChannel, subscription)) return;
+      this.subscribed.delete(redisChannel);
+      if (!this.closed) await this.subscriberConnection().unsubscribe(redisChannel);
+    };
+    try {
+      await this.subscribed.get(redisChannel);
+    } catch (error) {
+      await unsubscribe().catch(() => undefined);
+      throw error;
+    }
+    return unsubscribe;
+  }
+
+  /** False, never an error, when Redis does not answer within the ping timeout. */
+  async ping(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const silence = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.pingTimeoutMs);
+    });
+    const answer = this.redis.ping().then(
+      (reply) => reply === 'PONG',
+      () => false,
+    );
+    try {
+      return await Promise.race([answer, silence]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.handlers.clear();
+    this.subscribed.clear();
+    await Promise.all([quit(this.redis), this.subscriber ? quit(this.subscriber) : undefined]);
+  }
+
+  private async acquireSlot(
+    scope: string,
+    ceiling: number,
+    holderId: string,
+    leaseMs: number,
+  ): Promise<boolean> {
+    requireCeiling(ceiling);
+    requireDurationMs('leaseMs', leaseMs);
+    const now = this.clock.now();
+    const args = [now, ceiling, holderId, now + leaseMs, KEY_GRACE_MS];
+    return (await acquireSlot.run(this.redis, [this.key('slots', scope)], args)) === 1;
+  }
+
+  private async renewSlot(scope: string, holderId: string, leaseMs: number): Promise<boolean> {
+    requireDurationMs('leaseMs', leaseMs);
+    const now = this.clock.now();
+    const args = [now, holderId, now + leaseMs, KEY_GRACE_MS];
+    return (await renewSlot.run(this.redis, [this.key('slots', scope)], args)) === 1;
+  }
+
+  private async addToCount(key: string, windowMs: number): Promise<number> {
+    const now = this.clock.now();
+    const ttlMs = windowStart(now, windowMs) + windowMs - now + KEY_GRACE_MS;
+    return integer(await incrementCount.run(this.redis, [this.countKey(key, windowMs, now)], [ttlMs]));
+  }
+
+  private countKey(key: string, windowMs: number, now: number): string {
+    return this.key('count', `${key}:${windowMs}:${windowStart(now, windowMs)}`);
+  }
+
+  private key(kind: 'rate' | 'slots' | 'count' | 'lock' | 'chan', name: string): string {
+    return `${this.prefix}:${kind}:${name}`;
+  }
+
+  /** Names a connection so `CLIENT LIST` shows whose it is; CLIENT SETNAME refuses spaces. */
+  private connectionName(role: string): string {
+    return `${this.prefix}:${role}`.replace(/[^\w:.-]/g, '_');
+  }
+
+  private subscriberConnection(): Redis {
+    if (!this.subscriber) {
+      const subscriber = this.redis.duplicate({ connectionName: this.connectionName('coord-subscriber') });
+      subscriber.on('error', (error: unknown) => this.reportError(error, 'redis subscriber connection'));
+      subscriber.on('message', (channel: string, message: string) => this.handlers.deliver(channel, message));
+      this.subscriber = subscriber;
+    }
+    return this.subscriber;
+  }
+}
+
+/** Quits politely when connected; otherwise (connecting, retrying a down server) just drops the connection. */
+async function quit(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status === 'ready') {
+    try {
+      await client.quit();
+      return;
+    } catch {
+      // fall through: the connection broke while quitting
+    }
+  }
+  client.disconnect();
+}
+
+/** A script's reply of one integer, checked. */
+function integer(reply: unknown): number {
+  if (typeof reply !== 'number') throw unexpectedReply(reply);
+  return reply;
+}
+
+/** A script's reply of two integers, checked. */
+function integerPair(reply: unknown): [number, number] {
+  if (!Array.isArray(reply) || reply.length !== 2) throw unexpectedReply(reply);
+  return [integer(reply[0]), integer(reply[1])];
+}
+
+function unexpectedReply(reply: unknown): Error {
+  return new Error(`unexpected reply from a coordinator script: ${JSON.stringify(reply)}`);
+}

@@ -1,0 +1,42 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import type { Database } from '../db.ts';
+import * as foundation from './0001_foundation.ts';
+
+/**
+ * Every migration, in order, listed statically (no folder scan: the list is what ships). Append new ones with
+ * the next number; never edit or reorder an applied one.
+ */
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_foundation': foundation,
+};
+
+const provider: MigrationProvider = {
+  getMigrations: async () => MIGRATIONS,
+};
+
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+}
+
+/**
+ * Brings the schema to the latest version. Safe to run on every start and from several processes at once:
+ * Kysely's migrator takes a lock (an advisory lock on PostgreSQL) and skips applied migrations.
+ * `schema` (PostgreSQL only) keeps the migration bookkeeping tables in that schema.
+ */
+export async function migrateToLatest(db: Kysely<Database>, schema?: string): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    const cause = error instanceof Error ? error : undefined;
+    const which = failed ? ` ${failed.migrationName}` : '';
+    throw new MigrationError(`migration${which} failed${cause ? `: ${cause.message}` : ''}`, {
+      cause: error,
+    });
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,126 @@
+/** The envelope for bad requests: malformed JSON, wrong content, size and rate limits, unknown routes. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ManualClock } from '../../core/clock.ts';
+import {
+  backends,
+  client,
+  errorCode,
+  request,
+  startTestPlatform,
+  type TestPlatform,
+} from '../support/platform.ts';
+
+for (const backend of await backends()) {
+  describe(`request handling (${backend.name})`, () => {
+    let p: TestPlatform;
+    before(async () => {
+      p = await startTestPlatform(backend);
+    });
+    after(() => p.close());
+
+    test('malformed JSON: 400 invalid_request naming the body', async () => {
+      for (const raw of ['{', '{"name":', 'nul', '{"name":"a",}', '\u0000']) {
+        const r = await request(p.url, 'POST', '/v2/agents', {
+          key: p.apiKey,
+          rawBody: raw,
+          headers: { 'content-type': 'application/json' },
+        });
+        assert.equal(r.status, 400, raw);
+        assert.equal(errorCode(r), 'invalid_request');
+        assert.match((r.body.error as { message: string }).message, /^body/);
+      }
+    });
+
+    test('a JSON body that is not an object, and a missing body, name the body', async () => {
+      const api = client(p.url, p.apiKey);
+      for (const body of [[], 'text', 7, null]) {
+        const r = await api('POST', '/v2/agents', { body });
+        assert.equal(r.status, 400);
+        assert.equal(errorCode(r), 'invalid_request');
+      }
+      const none = await api('POST', '/v2/agents');
+      assert.equal(none.status, 400);
+      assert.match((none.body.error as { message: string }).message, /body/);
+    });
+
+    test('a body that is not JSON: 400', async () => {
+      const r = await request(p.url, 'POST', '/v2/agents', {
+        key: p.apiKey,
+        rawBody: 'name=a',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      assert.equal(r.status, 400);
+      assert.equal(errorCode(r), 'invalid_request');
+    });
+
+    test('bodies over 1 MB are refused with the envelope; just under is parsed', async () => {
+      const big = JSON.stringify({ name: 'a', system_prompt: 'x'.repeat(1_048_576) });
+      const r = await request(p.url, 'POST', '/v2/agents', {
+        key: p.apiKey,
+        rawBody: big,
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(r.status, 400);
+      assert.equal(errorCode(r), 'invalid_request');
+      assert.match((r.body.error as { message: string }).message, /limit/);
+      const under = JSON.stringify({ name: 'a', system_prompt: 'x'.repeat(1_040_000) });
+      const u = await request(p.url, 'POST', '/v2/agents', {
+        key: p.apiKey,
+        rawBody: under,
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(u.status, 400);
+      assert.match((u.body.error as { message: string }).message, /^system_prompt/);
+    });
+
+    test('unicode is stored and returned as sent', async () => {
+      const api = client(p.url, p.apiKey);
+      const name = 'सहायक — સહાયક 👋';
+      const r = await api('POST', '/v2/agents', { body: { name, first_message: 'नमस्ते {{name}}, कैसे हैं?' } });
+      assert.equal(r.status, 201);
+      assert.equal(r.body.name, name);
+      assert.equal((await api('GET', `/v2/agents/${r.body.id}`)).body.first_message, 'नमस्ते {{name}}, कैसे हैं?');
+    });
+
+    test('unknown routes and methods: 404 not_found in the envelope', async () => {
+      const api = client(p.url, p.apiKey);
+      for (const [method, path] of [
+        ['GET', '/v2/nothing'],
+        ['POST', '/v2/wallet'],
+        ['GET', '/'],
+      ] as const) {
+        const r = await api(method, path);
+        assert.equal(r.status, 404, `${method} ${path}`);
+        assert.equal(errorCode(r), 'not_found');
+      }
+    });
+  });
+
+  describe(`request rate limit (${backend.name})`, () => {
+    let p: TestPlatform;
+    const clock = new ManualClock(Date.UTC(2026, 10, 25, 10));
+    before(async () => {
+      p = await startTestPlatform(backend, { clock, env: { API_RATE_PER_SEC: '10', API_RATE_BURST: '20' } });
+    });
+    after(() => p.close());
+
+    test('10/s with a burst of 20 per key: the 21st request is 429 with Retry-After, then it refills', async () => {
+      const api = client(p.url, p.apiKey);
+      const statuses: number[] = [];
+      for (let i = 0; i < 21; i++) statuses.push((await api('GET', '/v2/wallet')).status);
+      assert.deepEqual(statuses, [...Array(20).fill(200), 429]);
+      const limited = await api('GET', '/v2/agents');
+      assert.equal(errorCode(limited), 'rate_limited');
+      assert.equal(limited.headers.get('retry-after'), '1');
+      clock.advance(100);
+      assert.equal((await api('GET', '/v2/wallet')).status, 200, 'one token after 100 ms at 10/s');
+      assert.equal((await api('GET', '/v2/wallet')).status, 429);
+      const { key } = await p.platform.store.apiKeys.create(p.workspaceId);
+      assert.equal((await request(p.url, 'GET', '/v2/wallet', { key })).status, 200, 'limits are per key');
+      clock.advance(2000);
+      const after = await Promise.all(Array.from({ length: 20 }, () => api('GET', '/v2/wallet')));
+      assert.ok(after.every((r) => r.status === 200));
+    });
+  });
+}
