@@ -8,9 +8,10 @@ import type { Store } from '../core/store/types.ts';
 import type { VoiceCatalogue } from '../engines/tts/catalogue.ts';
 import { RouteRegistry } from './http/route.ts';
 import { registerBearerAuth } from './plugins/auth.ts';
-import { registerErrorHandling } from './plugins/errors.ts';
+import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerHttpMetrics } from './plugins/metrics.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
+import { registerNotLiveRoutes } from './routes/not-live.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerAgentRoutes } from './routes/v2/agents.ts';
 import { registerAgentRevisionRoutes } from './routes/v2/revisions.ts';
@@ -36,6 +37,7 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
     // Node's own header and connection limits stay at their defaults; requests answer well within them.
     requestTimeout: 30_000,
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
   registerErrorHandling(app, { bodyLimitBytes: deps.config.bodyLimitBytes });
@@ -52,6 +54,7 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
   registerAgentRevisionRoutes(app, routes, agents);
   registerVoiceRoutes(app, routes, deps.voices);
   registerWalletRoutes(app, routes, deps.store);
+  registerNotLiveRoutes(app, routes);
   registerSystemRoutes(app, {
     registry: routes,
     store: deps.store,

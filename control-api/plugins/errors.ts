@@ -25,6 +25,15 @@ function translateFastifyError(error: FastifyError, bodyLimitBytes: number): Api
   return undefined;
 }
 
+/** Errors Fastify raises before routing (malformed or oversized URLs), in the same envelope. */
+export function frameworkErrorHandler(error: FastifyError, _request: unknown, reply: FastifyReply): void {
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? 'url: a path parameter is longer than any id'
+      : 'url: malformed';
+  sendApiError(reply, new ApiError('invalid_request', message));
+}
+
 export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.retryAfterSecs !== undefined) reply.header('retry-after', String(error.retryAfterSecs));
   return reply.code(error.status).type('application/json; charset=utf-8').send(error.toBody());

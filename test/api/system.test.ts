@@ -2,7 +2,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ERROR_CATALOGUE } from '../../core/errors.ts';
-import { backends, client, request, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import {
+  backends,
+  client,
+  errorCode,
+  request,
+  startTestPlatform,
+  type TestPlatform,
+} from '../support/platform.ts';
 
 const SPEC_LANGUAGES = [
   'hi-IN',
@@ -95,8 +102,26 @@ describe('contract, voices, health, metrics', () => {
           method === 'get' || method === 'delete' ? {} : { body: {} },
         );
         assert.notEqual(r.status, 405, `${method} ${path}`);
-        assert.ok(r.status < 500, `${method} ${path} answered ${r.status}`);
+        if (r.status === 501) assert.equal(errorCode(r), 'not_implemented', `${method} ${path}`);
+        else assert.ok(r.status < 500, `${method} ${path} answered ${r.status}`);
       }
+    }
+  });
+
+  test('interface routes that are not live answer 501 not_implemented after authentication', async () => {
+    const api = client(p.url, p.apiKey);
+    for (const [method, path] of [
+      ['POST', '/v2/calls'],
+      ['GET', '/v2/calls/call_01JAAAAAAAAAAAAAAAAAAAAAAA'],
+      ['POST', '/v2/agents/flow/refine'],
+      ['GET', '/v2/campaigns'],
+      ['POST', '/v2/dnc'],
+      ['DELETE', '/v2/phone-pools/ppl_01JAAAAAAAAAAAAAAAAAAAAAAA'],
+    ] as const) {
+      const r = await api(method, path, method === 'GET' || method === 'DELETE' ? {} : { body: {} });
+      assert.equal(r.status, 501, `${method} ${path}`);
+      assert.equal(errorCode(r), 'not_implemented');
+      assert.equal((await request(p.url, method, path)).status, 401);
     }
   });
 

@@ -1,0 +1,51 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../core/errors.ts';
+import type { RouteRegistry } from '../http/route.ts';
+
+/**
+ * Route groups of the interface that this deployment does not serve yet. They answer `501 not_implemented` in
+ * the error envelope (after authentication, like every v2 route) instead of a bare 404, and the OpenAPI
+ * document lists them with that answer.
+ */
+const NOT_LIVE: ReadonlyArray<{ prefix: string; what: string }> = [
+  { prefix: '/v2/calls', what: 'calls' },
+  { prefix: '/v2/agents/flow', what: 'flow drafting, transcription and tests' },
+  { prefix: '/v2/campaigns', what: 'campaigns' },
+  { prefix: '/v2/dnc', what: 'the do-not-call list' },
+  { prefix: '/v2/phone-numbers', what: 'phone numbers' },
+  { prefix: '/v2/phone-pools', what: 'phone pools' },
+  { prefix: '/v2/telephony', what: 'number rental' },
+  { prefix: '/v2/transcriptions', what: 'transcriptions' },
+  { prefix: '/v2/speech', what: 'text to speech' },
+  { prefix: '/v2/stream-tokens', what: 'stream token minting' },
+];
+
+export function registerNotLiveRoutes(app: FastifyInstance, registry: RouteRegistry): void {
+  for (const { prefix, what } of NOT_LIVE) {
+    const handler = async () => {
+      throw new ApiError(
+        'not_implemented',
+        `${what} ${what.endsWith('s') ? 'are' : 'is'} not live on this deployment yet`,
+      );
+    };
+    for (const url of [prefix, `${prefix}/*`]) {
+      app.route({
+        method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+        url,
+        config: { authenticated: true },
+        handler,
+      });
+    }
+    registry.routes.push({
+      method: 'POST',
+      url: `${prefix}/*`,
+      operationId: `notLive${prefix.replace(/[^a-z]+(.)?/gi, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      summary: `Every method under ${prefix}: ${what}, not live yet (501 not_implemented)`,
+      tag: 'Not live yet',
+      auth: true,
+      bodyOptional: true,
+      responses: {},
+      errors: ['not_implemented'],
+    });
+  }
+}
