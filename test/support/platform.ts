@@ -30,7 +30,7 @@ export interface TestPlatform {
 /** Starts the whole platform (api role) on loopback with a fresh data directory, as `voiceagent serve` would. */
 export async function startTestPlatform(
   backend: Backend,
-  options: { env?: Record<string, string>; clock?: Clock } = {},
+  options: { env?: Record<string, string>; clock?: Clock; logger?: Logger } = {},
 ): Promise<TestPlatform> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'voiceagent-test-'));
   const schema = backend.databaseUrl ? uniqueName('t').toLowerCase() : undefined;
@@ -48,7 +48,7 @@ export async function startTestPlatform(
     ...options.env,
   });
   const platform = await startPlatform(config, {
-    logger: createLogger(config),
+    logger: options.logger ?? createLogger(config),
     ...(options.clock ? { clock: options.clock } : {}),
   });
   if (!platform.apiUrl || !platform.bootstrapped)
