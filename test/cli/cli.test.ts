@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { backends, request } from '../support/platform.ts';
-import { uniqueName } from '../support/services.ts';
+import { dropPostgresSchema, uniqueName } from '../support/services.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/voiceagent.js', import.meta.url));
 
@@ -33,7 +33,11 @@ for (const backend of await backends()) {
         ...(backend.redisUrl ? { REDIS_URL: backend.redisUrl, REDIS_PREFIX: uniqueName('cli') } : {}),
       };
     });
-    after(() => rmSync(dataDir, { recursive: true, force: true }));
+    after(async () => {
+      rmSync(dataDir, { recursive: true, force: true });
+      if (backend.databaseUrl && env.DATABASE_SCHEMA)
+        await dropPostgresSchema(backend.databaseUrl, env.DATABASE_SCHEMA);
+    });
 
     const run = (...args: string[]): Promise<Run> =>
       new Promise((resolve) => {
@@ -152,6 +156,9 @@ for (const backend of await backends()) {
         assert.equal(await stop(second.child), 0);
       } finally {
         rmSync(serveDir, { recursive: true, force: true });
+        if (backend.databaseUrl && serveEnv.DATABASE_SCHEMA) {
+          await dropPostgresSchema(backend.databaseUrl, serveEnv.DATABASE_SCHEMA);
+        }
       }
     });
   });

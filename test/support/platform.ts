@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Logger } from 'pino';
 import { type RunningPlatform, startPlatform } from '../../cli/serve.ts';
 import type { Clock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config.ts';
 import { createLogger } from '../../core/logger.ts';
-import { uniqueName } from './services.ts';
+import { dropPostgresSchema, uniqueName } from './services.ts';
 
 export type Backend = { name: string; databaseUrl?: string; redisUrl?: string };
 
@@ -59,8 +60,12 @@ export async function startTestPlatform(
     apiKey: platform.bootstrapped.apiKey,
     workspaceId: platform.bootstrapped.workspaceId,
     async close() {
-      await platform.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await platform.close();
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+        if (backend.databaseUrl && schema) await dropPostgresSchema(backend.databaseUrl, schema);
+      }
     },
   };
 }

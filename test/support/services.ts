@@ -39,3 +39,15 @@ export const redisUrl = (): Promise<string | undefined> => service('Redis', conf
 export function uniqueName(prefix: string): string {
   return `${prefix}_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
 }
+
+/** Drops a schema a suite created on PostgreSQL. */
+export async function dropPostgresSchema(databaseUrl: string, schema: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${schema.replaceAll('"', '')}" cascade`);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,15 @@
+# The platform image: one program, any role (`serve --roles ...`).
+FROM node:20-bookworm-slim
+# Native add-ons (better-sqlite3, @discordjs/opus) build from source during install.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY . .
+ENV DATA_DIR=/data NODE_ENV=production
+VOLUME /data
+EXPOSE 8080 8081
+ENTRYPOINT ["node", "bin/voiceagent.js"]
+CMD ["serve"]
