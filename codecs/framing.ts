@@ -1,0 +1,160 @@
+/**
+ * Fixed-size framing of sample and byte streams, with carry-over of partial frames between pushes.
+ * Canonical audio moves in 20 ms frames (ARCHITECTURE.md section 8).
+ */
+
+/** Length of one canonical audio frame. */
+export const FRAME_MS = 20;
+
+/** Samples in one 20 ms frame at `rateHz` (160 at 8 kHz, 320 at 16 kHz, 441 at 22.05 kHz, 960 at 48 kHz). */
+export function samplesPerFrame(rateHz: number): number {
+  const samples = (rateHz * FRAME_MS) / 1000;
+  if (!Number.isInteger(samples) || samples <= 0) {
+    throw new RangeError(`${rateHz} Hz has no whole number of samples in ${FRAME_MS} ms`);
+  }
+  return samples;
+}
+
+/**
+ * Cuts a sample stream into frames of exactly `samplesPerFrame` samples. Every returned frame is a fresh array
+ * the caller owns; a partial frame waits for the next push.
+ */
+export class Framer {
+  readonly #size: number;
+  readonly #partial: Int16Array;
+  #fill = 0;
+
+  constructor(samplesPerFrame: number) {
+    if (!Number.isInteger(samplesPerFrame) || samplesPerFrame <= 0) {
+      throw new RangeError(`samplesPerFrame must be a positive integer, got ${samplesPerFrame}`);
+    }
+    this.#size = samplesPerFrame;
+    this.#partial = new Int16Array(samplesPerFrame);
+  }
+
+  /** Samples held back, waiting to complete a frame (always less than one frame). */
+  get pending(): number {
+    return this.#fill;
+  }
+
+  push(samples: Int16Array): Int16Array[] {
+    const size = this.#size;
+    const frames: Int16Array[] = [];
+    let offset = 0;
+    if (this.#fill > 0) {
+      const take = Math.min(size - this.#fill, samples.length);
+      this.#partial.set(samples.subarray(0, take), this.#fill);
+      this.#fill += take;
+      offset = take;
+      if (this.#fill < size) return frames;
+      frames.push(this.#partial.slice());
+      this.#fill = 0;
+    }
+    while (samples.length - offset >= size) {
+      frames.push(samples.slice(offset, offset + size));
+      offset += size;
+    }
+    if (offset < samples.length) {
+      this.#partial.set(samples.subarray(offset));
+      this.#fill = samples.length - offset;
+    }
+    return frames;
+  }
+
+  /**
+   * Hands back the partial frame and empties the framer: padded with silence to a whole frame when `pad` is
+   * true, as it is otherwise; undefined when nothing is pending.
+   */
+  flush(pad = false): Int16Array | undefined {
+    if (this.#fill === 0) return undefined;
+    const rest = pad ? new Int16Array(this.#size) : new Int16Array(this.#fill);
+    rest.set(this.#partial.subarray(0, this.#fill));
+    this.#fill = 0;
+    return rest;
+  }
+}
+
+export interface ByteFramerOptions {
+  /** Smallest chunk to send; a multiple of the unit. Default: one unit (fixed-size chunks). */
+  minBytes?: number;
+  /** Largest chunk to send; rounded down to a multiple of the unit. Default: `minBytes`. */
+  maxBytes?: number;
+  /** Byte used to pad the last chunk: 0 for PCM16 (default), 0xff for mu-law silence, 0xd5 for A-law. */
+  padByte?: number;
+}
+
+/**
+ * Cuts a byte stream into chunks whose size is a multiple of `unitBytes`, between `minBytes` and `maxBytes`.
+ * With only a unit it emits fixed chunks (Vonage: exactly 320 or 640 bytes); with bounds it emits, once at
+ * least `minBytes` are pending, the largest whole number of units up to `maxBytes` (Exotel: multiples of 320
+ * bytes, at least 3,200, at most 100 KB). Chunks are fresh Buffers the caller owns.
+ */
+export class ByteFramer {
+  readonly #unit: number;
+  readonly #min: number;
+  readonly #max: number;
+  readonly #padByte: number;
+  #buffer: Buffer;
+  #fill = 0;
+
+  constructor(unitBytes: number, options: ByteFramerOptions = {}) {
+    if (!Number.isInteger(unitBytes) || unitBytes <= 0) {
+      throw new RangeError(`unitBytes must be a positive integer, got ${unitBytes}`);
+    }
+    const min = options.minBytes ?? unitBytes;
+    const max = Math.floor((options.maxBytes ?? min) / unitBytes) * unitBytes;
+    if (!Number.isInteger(min) || min <= 0 || min % unitBytes !== 0) {
+      throw new RangeError(`minBytes must be a positive multiple of ${unitBytes}, got ${min}`);
+    }
+    if (max < min) throw new RangeError(`maxBytes (${options.maxBytes}) is below minBytes (${min})`);
+    this.#unit = unitBytes;
+    this.#min = min;
+    this.#max = max;
+    this.#padByte = options.padByte ?? 0;
+    this.#buffer = Buffer.alloc(max);
+  }
+
+  /** Bytes held back, waiting for a chunk to fill. */
+  get pending(): number {
+    return this.#fill;
+  }
+
+  push(bytes: Uint8Array): Buffer[] {
+    const needed = this.#fill + bytes.length;
+    if (needed > this.#buffer.length) {
+      const grown = Buffer.alloc(Math.max(needed, this.#buffer.length * 2));
+      this.#buffer.copy(grown, 0, 0, this.#fill);
+      this.#buffer = grown;
+    }
+    this.#buffer.set(bytes, this.#fill);
+    this.#fill = needed;
+
+    const chunks: Buffer[] = [];
+    let offset = 0;
+    while (this.#fill - offset >= this.#min) {
+      const whole = Math.floor((this.#fill - offset) / this.#unit) * this.#unit;
+      const size = Math.min(whole, this.#max);
+      chunks.push(Buffer.from(this.#buffer.subarray(offset, offset + size)));
+      offset += size;
+    }
+    if (offset > 0) {
+      this.#buffer.copyWithin(0, offset, this.#fill);
+      this.#fill -= offset;
+    }
+    return chunks;
+  }
+
+  /**
+   * Hands back what is pending and empties the framer. With `pad` (the default) the chunk is padded with
+   * `padByte` up to a whole number of units and at least `minBytes`, so the carrier accepts it; without, it is
+   * returned as is. Undefined when nothing is pending.
+   */
+  flush(pad = true): Buffer | undefined {
+    if (this.#fill === 0) return undefined;
+    const size = pad ? Math.max(this.#min, Math.ceil(this.#fill / this.#unit) * this.#unit) : this.#fill;
+    const rest = Buffer.alloc(size, this.#padByte);
+    this.#buffer.copy(rest, 0, 0, this.#fill);
+    this.#fill = 0;
+    return rest;
+  }
+}
