@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { AgentSettings } from '../../core/agents/types.ts';
+import { validateFlow } from '../../core/flows/validate.ts';
+import { createDialog, substitute } from './index.ts';
+
+const base: AgentSettings = {
+  name: 'Asha',
+  draft: false,
+  archived: false,
+  system_prompt: 'You help {{name}} with order {{order}}.',
+  first_message: 'Namaste {{name}}!',
+  language: 'hi-IN',
+  secondary_languages: [],
+  voice: { voice_id: 'local-hi-female', language: 'hi-IN' },
+  max_duration_secs: 300,
+  end_call: { enabled: true, message: 'Dhanyavaad, {{name}}.', confirm: false },
+  voicemail: { action: 'hangup' },
+  background_sound: { sound: 'off' },
+  behavior: {
+    interruptions: 'normal',
+    adaptive_interruptions: true,
+    min_interrupt_ms: 300,
+    min_words: 0,
+    endpointing_ms: 500,
+  },
+  analysis: { enabled: false },
+  tools: [],
+};
+
+function flowAgent(): AgentSettings {
+  const checked = validateFlow(
+    {
+      nodes: [
+        { id: 'g', type: 'globalNode', data: { prompt: 'You are Asha from Acme, speaking to {{name}}.' } },
+        {
+          id: 'start',
+          type: 'startCall',
+          data: { greeting: 'Hello {{name}}, is this a good time?', prompt: 'Confirm identity.' },
+        },
+        {
+          id: 'collect',
+          type: 'agentNode',
+          data: {
+            prompt: 'Ask for the pincode.',
+            add_global_prompt: false,
+            allow_interrupt: false,
+            extraction_enabled: true,
+            extraction_variables: [{ name: 'pincode', type: 'string', prompt: 'six-digit pincode' }],
+          },
+        },
+        { id: 'bye', type: 'endCall', data: { prompt: 'Thank {{name}}; the pincode is {{pincode}}.' } },
+      ],
+      edges: [
+        {
+          id: 'e1',
+          source: 'start',
+          target: 'collect',
+          data: { label: 'identity_confirmed', condition: 'The caller confirms who they are' },
+        },
+        {
+          id: 'e2',
+          source: 'collect',
+          target: 'bye',
+          data: { label: 'pincode_given', condition: 'The caller gave the pincode' },
+        },
+      ],
+    },
+    [],
+  );
+  assert.ok(checked.ok);
+  return { ...base, end_call: { ...base.end_call, enabled: false }, flow: checked.flow };
+}
+
+test('variables fill placeholders; missing ones are dropped, not spoken', () => {
+  assert.equal(
+    substitute('Hi {{ name }}, order {{order}}.', { name: 'Ravi', order: 42 }),
+    'Hi Ravi, order 42.',
+  );
+  assert.equal(substitute('Hi {{name}}, welcome.', {}), 'Hi, welcome.');
+  assert.equal(substitute('No placeholders {here}', {}), 'No placeholders {here}');
+});
+
+test('single-prompt: opening, system prompt with variables, end_call with message', () => {
+  const d = createDialog(base, { name: 'Ravi', order: 'A7' });
+  assert.equal(d.opening(), 'Namaste Ravi!');
+  const ctx = d.turnContext();
+  assert.equal(ctx.system, 'You help Ravi with order A7.');
+  assert.deepEqual(
+    ctx.functions.map((f) => f.name),
+    ['end_call'],
+  );
+  assert.equal(ctx.allowInterrupt, true);
+  assert.deepEqual(d.onFunctionCall({ id: '1', name: 'end_call', arguments: '{}' }), {
+    type: 'end_call',
+    message: 'Dhanyavaad, Ravi.',
+    reason: 'assistant-ended-call',
+  });
+  assert.deepEqual(d.onFunctionCall({ id: '2', name: 'transfer', arguments: '{}' }), {
+    type: 'unknown_function',
+    name: 'transfer',
+  });
+  const off = createDialog({ ...base, end_call: { ...base.end_call, enabled: false } }, {});
+  assert.deepEqual(off.turnContext().functions, []);
+  assert.equal(off.onFunctionCall({ id: '3', name: 'end_call', arguments: '{}' }).type, 'unknown_function');
+});
+
+test('flow: greeting, global prompt, edges as functions, extraction on leaving, end on endCall', () => {
+  const d = createDialog(flowAgent(), { name: 'Meena' });
+  assert.equal(d.opening(), 'Hello Meena, is this a good time?');
+  assert.equal(d.currentNode(), 'start');
+  let ctx = d.turnContext();
+  assert.equal(ctx.system, 'You are Asha from Acme, speaking to Meena.\n\nConfirm identity.');
+  assert.deepEqual(
+    ctx.functions.map((f) => [f.name, f.description]),
+    [['identity_confirmed', 'The caller confirms who they are']],
+  );
+
+  const t1 = d.onFunctionCall({ id: 'a', name: 'identity_confirmed', arguments: '{}' });
+  assert.deepEqual(t1, {
+    type: 'transition',
+    from: 'start',
+    to: 'collect',
+    label: 'identity_confirmed',
+    extracted: {},
+  });
+  ctx = d.turnContext();
+  assert.equal(ctx.system, 'Ask for the pincode.', 'add_global_prompt false');
+  assert.equal(ctx.allowInterrupt, false);
+  assert.deepEqual(ctx.functions[0]?.parameters, {
+    type: 'object',
+    properties: { pincode: { type: 'string', description: 'six-digit pincode' } },
+    additionalProperties: false,
+  });
+
+  assert.equal(
+    d.onFunctionCall({ id: 'x', name: 'identity_confirmed', arguments: '{}' }).type,
+    'unknown_function',
+    'not an edge of this node',
+  );
+  assert.equal(d.currentNode(), 'collect');
+  const t2 = d.onFunctionCall({
+    id: 'b',
+    name: 'pincode_given',
+    arguments: '{"pincode":"380015","extra":"dropped"}',
+  });
+  assert.deepEqual(t2, {
+    type: 'transition',
+    from: 'collect',
+    to: 'bye',
+    label: 'pincode_given',
+    extracted: { pincode: '380015' },
+  });
+  assert.deepEqual(d.extracted(), { pincode: '380015' });
+  ctx = d.turnContext();
+  assert.equal(
+    ctx.system,
+    'You are Asha from Acme, speaking to Meena.\n\nThank Meena; the pincode is 380015.',
+  );
+  assert.deepEqual(
+    ctx.functions.map((f) => f.name),
+    ['end_call'],
+  );
+  assert.equal(d.onFunctionCall({ id: 'c', name: 'end_call', arguments: '' }).type, 'end_call');
+});
+
+test('malformed extraction arguments extract nothing but still move on', () => {
+  const d = createDialog(flowAgent(), {});
+  d.onFunctionCall({ id: 'a', name: 'identity_confirmed', arguments: '{}' });
+  const t = d.onFunctionCall({ id: 'b', name: 'pincode_given', arguments: '{not json' });
+  assert.equal(t.type, 'transition');
+  assert.deepEqual(d.extracted(), {});
+});

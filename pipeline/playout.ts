@@ -1,0 +1,141 @@
+/**
+ * The agent's outbound audio for one call. Audio goes to the carrier in chunks, each followed by a mark; the
+ * carrier acknowledges a mark once the audio before it has played, so the playout always knows what the caller
+ * has heard. At most `highWatermarkMs` of unacknowledged audio is in the carrier's buffer: more waits here, and
+ * sending resumes when acknowledgements bring it under `lowWatermarkMs`. A small carrier buffer is what makes a
+ * barge-in flush take effect at once and the heard position exact.
+ */
+export interface PlayoutSink {
+  sendAudio(pcm16k: Int16Array): void;
+  sendMark(name: string): void;
+  clear(): void;
+}
+
+export interface PlayoutOptions {
+  /** Unacknowledged audio allowed at the carrier before sending pauses. */
+  highWatermarkMs: number;
+  /** Sending resumes when unacknowledged audio falls below this. */
+  lowWatermarkMs: number;
+}
+
+/**
+ * 400 ms in flight keeps the carrier ahead of network jitter while a flush still stops the voice within a
+ * breath; 200 ms is where sending resumes so there is always audio queued at the carrier.
+ */
+export const DEFAULT_PLAYOUT: PlayoutOptions = { highWatermarkMs: 400, lowWatermarkMs: 200 };
+
+const SAMPLES_PER_MS = 16;
+
+interface Chunk {
+  turnId: string;
+  pcm: Int16Array;
+  /** The text this chunk speaks (the whole segment on its first chunk, '' on the rest). */
+  text: string;
+}
+
+interface InFlight {
+  mark: string;
+  turnId: string;
+  ms: number;
+  text: string;
+}
+
+export interface HeardSoFar {
+  /** Milliseconds of the turn's audio the caller has heard. */
+  ms: number;
+  /** The text of the segments heard, whole or in part (by duration). */
+  text: string;
+}
+
+export class Playout {
+  private readonly queue: Chunk[] = [];
+  private readonly inFlight: InFlight[] = [];
+  private inFlightMs = 0;
+  private paused = false;
+  private markSeq = 0;
+  private readonly heard = new Map<string, { ms: number; text: string[] }>();
+  private readonly listeners: { idle: Array<() => void> } = { idle: [] };
+
+  constructor(
+    private readonly sink: PlayoutSink,
+    private readonly options: PlayoutOptions = DEFAULT_PLAYOUT,
+  ) {}
+
+  /** Queues a turn's audio; `text` is what this audio says (for the heard position). */
+  enqueue(turnId: string, pcm: Int16Array, text = ''): void {
+    if (pcm.length === 0) return;
+    this.queue.push({ turnId, pcm, text });
+    this.pump();
+  }
+
+  /** The carrier played everything up to this mark. Marks of other calls or already flushed are ignored. */
+  onPlaybackAck(mark: string): void {
+    const index = this.inFlight.findIndex((f) => f.mark === mark);
+    if (index < 0) return;
+    for (const done of this.inFlight.splice(0, index + 1)) {
+      this.inFlightMs -= done.ms;
+      const entry = this.heard.get(done.turnId) ?? { ms: 0, text: [] };
+      entry.ms += done.ms;
+      if (done.text) entry.text.push(done.text);
+      this.heard.set(done.turnId, entry);
+    }
+    if (this.paused && this.inFlightMs < this.options.lowWatermarkMs) this.paused = false;
+    this.pump();
+    if (this.isIdle()) for (const listener of this.listeners.idle.splice(0)) listener();
+  }
+
+  /**
+   * Barge-in: drops everything queued or buffered at the carrier. Returns what the caller heard of `turnId`,
+   * counting the part of the chunk that was playing by its share of the duration.
+   */
+  flush(turnId?: string): HeardSoFar {
+    const heard = turnId ? this.heardOf(turnId) : { ms: 0, text: '' };
+    this.queue.length = 0;
+    const hadAudio = this.inFlight.length > 0;
+    this.inFlight.length = 0;
+    this.inFlightMs = 0;
+    this.paused = false;
+    if (hadAudio) this.sink.clear();
+    for (const listener of this.listeners.idle.splice(0)) listener();
+    return heard;
+  }
+
+  heardOf(turnId: string): HeardSoFar {
+    const entry = this.heard.get(turnId);
+    return { ms: entry?.ms ?? 0, text: entry?.text.join(' ') ?? '' };
+  }
+
+  /** Queued here plus unacknowledged at the carrier, in ms. */
+  get pendingMs(): number {
+    return this.inFlightMs + this.queue.reduce((sum, c) => sum + c.pcm.length / SAMPLES_PER_MS, 0);
+  }
+
+  isIdle(): boolean {
+    return this.queue.length === 0 && this.inFlight.length === 0;
+  }
+
+  /** Resolves when everything queued has played (or was flushed). */
+  drained(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.listeners.idle.push(resolve));
+  }
+
+  /** Drops queued audio of turns other than `turnId` (a stale turn's late audio). */
+  dropOtherTurns(turnId: string): void {
+    for (let i = this.queue.length - 1; i >= 0; i--)
+      if (this.queue[i]?.turnId !== turnId) this.queue.splice(i, 1);
+  }
+
+  private pump(): void {
+    while (!this.paused && this.queue.length > 0) {
+      const chunk = this.queue.shift() as Chunk;
+      const ms = chunk.pcm.length / SAMPLES_PER_MS;
+      const mark = `${chunk.turnId}:${++this.markSeq}`;
+      this.sink.sendAudio(chunk.pcm);
+      this.sink.sendMark(mark);
+      this.inFlight.push({ mark, turnId: chunk.turnId, ms, text: chunk.text });
+      this.inFlightMs += ms;
+      if (this.inFlightMs >= this.options.highWatermarkMs) this.paused = true;
+    }
+  }
+}
