@@ -17,4 +17,4 @@ export {
   pcm16ToFloat,
 } from './pcm16.ts';
 export { type ResampleQuality, Resampler, type ResamplerOptions } from './resample.ts';
-export { readWav, type WavAudio, writeWav } from './wav.ts';
+export { readWav, WAV_HEADER_BYTES, type WavAudio, wavHeader, writeWav } from './wav.ts';

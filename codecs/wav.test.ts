@@ -7,7 +7,7 @@ import { mulawDecode, mulawEncode } from './g711.ts';
 import { pcm16FromBytes, pcm16ToBytes } from './pcm16.ts';
 import { noise, sweep } from './testing/signals.ts';
 import { rawPcm16, sox, soxSkip } from './testing/sox.ts';
-import { readWav, writeWav } from './wav.ts';
+import { readWav, wavHeader, writeWav } from './wav.ts';
 
 const require = createRequire(import.meta.url);
 const { WaveFile } = require('wavefile') as typeof import('wavefile');
@@ -111,4 +111,13 @@ describe('readWav of G.711 and other encodings', () => {
     assert.throws(() => readWav(new Uint8Array(10)), /not a readable WAV file/);
     assert.throws(() => readWav(Buffer.from('RIFF....WAVEjunk')), /not a readable WAV file/);
   });
+});
+
+test('a streamed file with wavHeader reads back like writeWav', () => {
+  const left = Int16Array.from({ length: 480 }, (_, i) => i * 7 - 1000);
+  const right = Int16Array.from({ length: 480 }, (_, i) => -i * 3);
+  const whole = writeWav({ sampleRate: 16000, channels: [left, right] });
+  const data = whole.subarray(44);
+  const streamed = Buffer.concat([wavHeader(16000, 2, data.length), data]);
+  assert.deepEqual(streamed, whole);
 });

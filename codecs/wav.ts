@@ -117,3 +117,28 @@ export function writeWav(input: WavAudio): Buffer {
   const file = wav.toBuffer();
   return Buffer.from(file.buffer, file.byteOffset, file.byteLength);
 }
+
+/** Bytes of the canonical 16-bit PCM WAV header that `wavHeader` writes. */
+export const WAV_HEADER_BYTES = 44;
+
+/**
+ * The canonical 44-byte header of a 16-bit PCM WAV file with `dataBytes` of samples, for files written as a
+ * stream (header first with a placeholder size, rewritten once the length is known).
+ */
+export function wavHeader(sampleRate: number, channels: number, dataBytes: number): Buffer {
+  const header = Buffer.alloc(WAV_HEADER_BYTES);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + dataBytes, 4);
+  header.write('WAVE', 8, 'ascii');
+  header.write('fmt ', 12, 'ascii');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(channels, 22);
+  header.writeUInt32LE(sampleRate, 24);
+  header.writeUInt32LE(sampleRate * channels * 2, 28);
+  header.writeUInt16LE(channels * 2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(dataBytes, 40);
+  return header;
+}
