@@ -13,10 +13,10 @@ test('an independent verifier (the stripe SDK, same scheme) accepts our signatur
   const stripe = new Stripe('sk_test_unused');
   const header = signatureHeader([secret], body, now);
   assert.match(header, /^t=\d+,v1=[0-9a-f]{64}$/);
-  const verify = () => stripe.webhooks.signature.verifyHeader(body, header, secret, 300, undefined, now);
+  const verify = () => stripe.webhooks.signature!.verifyHeader(body, header, secret, 300, undefined, now);
   assert.doesNotThrow(verify);
   assert.throws(() =>
-    stripe.webhooks.signature.verifyHeader(Buffer.from(`${body} `), header, secret, 300, undefined, now),
+    stripe.webhooks.signature!.verifyHeader(Buffer.from(`${body} `), header, secret, 300, undefined, now),
   );
 });
 
@@ -28,7 +28,7 @@ test('during rotation both secrets sign, and either one verifies', () => {
   assert.deepEqual(verifySignature(header, body, next, now), { ok: true });
   const stripe = new Stripe('sk_test_unused');
   assert.doesNotThrow(() =>
-    stripe.webhooks.signature.verifyHeader(body, header, secret, 300, undefined, now),
+    stripe.webhooks.signature!.verifyHeader(body, header, secret, 300, undefined, now),
   );
 });
 
