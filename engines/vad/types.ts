@@ -3,8 +3,13 @@
  * each call gets its own stream with its own state.
  */
 export interface VadStream {
-  /** PCM16 16 kHz; any length. Returns one probability (0..1) per analysis window completed by this audio. */
-  push(frame: Int16Array): number[];
+  /**
+   * PCM16 16 kHz; any length. Resolves to one probability (0..1) per analysis window completed by this audio,
+   * in order. Asynchronous because model inference is: a detector may batch the windows of many streams into
+   * one inference run. Pushes may overlap (no need to await one before the next); results still come in order.
+   */
+  push(frame: Int16Array): Promise<number[]>;
+  /** Forget the audio so far (a new utterance or call); windows already pushed still resolve. */
   reset(): void;
 }
 

@@ -1,0 +1,197 @@
+import type { SttEvent } from '../../engines/stt/types.ts';
+import type { SegmentEvent } from '../../engines/vad/segmenter.ts';
+import { endsSentence, normalizeWords, trailingContinuation } from './lexicon.ts';
+
+/**
+ * Endpointing: decides when the caller's turn has ended, so the agent answers fast but does not cut in.
+ *
+ * Rules, in order:
+ * - the STT commits (a `final` with `endOfTurn`, e.g. Deepgram `speech_final`): the turn ends at once;
+ * - otherwise the turn ends after a silence following speech, counted from where the silence began (the VAD's
+ *   `speech_end.atMs`, not when the VAD could tell). The silence needed is `endpointing_ms`, scaled by what the
+ *   latest transcript ends with: a trailing conjunction or filler ("and", "aur", "matlab", "umm") waits longer,
+ *   a finished sentence (. ? ! ।) shorter. A trailing conjunction wins over punctuation ("and." is unfinished).
+ * Speech that resumes during the silence cancels it. No turn ends before the caller has said anything (VAD
+ * speech, or a transcript with words).
+ *
+ * A pure state machine: time is ms of audio, given with every input; `tick` lets time pass. After a turn ends,
+ * transcripts are taken to belong to that turn (late finals) and ignored until the VAD hears speech again.
+ */
+
+/** Fraction of `endpointing_ms` to wait when the transcript ends a sentence: the caller has likely finished. */
+export const SENTENCE_END_FACTOR = 0.6;
+/** Multiple of `endpointing_ms` to wait after a trailing conjunction or filler: the caller is likely mid-thought. */
+export const CONTINUATION_FACTOR = 1.6;
+
+export type EndpointReason =
+  /** Plain silence of `endpointing_ms`. */
+  | 'silence'
+  /** Shorter silence: the transcript ended a sentence. */
+  | 'sentence_end'
+  /** Longer silence: the transcript ended with a conjunction or filler, and the caller still did not go on. */
+  | 'continuation'
+  /** The STT decided the speaker finished. */
+  | 'stt_commit';
+
+export interface TurnEnd {
+  type: 'turn_end';
+  reason: EndpointReason;
+  /** When the decision was made, ms of audio. */
+  atMs: number;
+  /** Silence waited after the caller's last speech, ms (0 when the STT committed while the VAD still heard speech). */
+  endpointMs: number;
+  /** Silence the rule asked for, ms (for logs; for `stt_commit`, what the silence rule would have asked). */
+  requiredMs: number;
+  /** The turn's transcript as known when it ended (finals, then the latest partial). */
+  transcript: string;
+  /** The trailing conjunction or filler that lengthened the wait, for `continuation`. */
+  trailingWord?: string;
+}
+
+export interface EndpointerOptions {
+  /** `behavior.endpointing_ms`: silence after speech that ends the turn. */
+  endpointingMs: number;
+}
+
+type TranscriptEvent = Extract<SttEvent, { type: 'partial' | 'final' }>;
+
+interface Required {
+  ms: number;
+  reason: EndpointReason;
+  trailingWord?: string;
+}
+
+type Phase =
+  /** No speech yet in this turn (or the last turn has just ended). */
+  | { kind: 'waiting' }
+  | { kind: 'speaking' }
+  /** Speech ended at `silenceStartMs`; the turn ends when the silence is long enough. */
+  | { kind: 'silence'; silenceStartMs: number };
+
+export class Endpointer {
+  readonly endpointingMs: number;
+  #phase: Phase = { kind: 'waiting' };
+  #finals: string[] = [];
+  #partial = '';
+  /** A turn ended and no speech came since: transcripts are the ended turn's. */
+  #closed = false;
+  #nowMs = 0;
+  #requiredFor: { text: string; required: Required } | null = null;
+
+  constructor(options: EndpointerOptions) {
+    if (!(options.endpointingMs >= 0)) throw new RangeError('endpointingMs must be >= 0');
+    this.endpointingMs = options.endpointingMs;
+  }
+
+  /** The turn's transcript so far. */
+  get transcript(): string {
+    return [...this.#finals, this.#partial].filter(Boolean).join(' ');
+  }
+
+  /** Whether the caller is speaking (per the VAD). */
+  get speaking(): boolean {
+    return this.#phase.kind === 'speaking';
+  }
+
+  /** A VAD segment boundary; the decision time is the event's `decidedAtMs`. */
+  onVad(event: SegmentEvent): TurnEnd | null {
+    this.#advance(event.decidedAtMs);
+    if (event.type === 'speech_start') {
+      if (this.#closed) this.#startTurn();
+      this.#phase = { kind: 'speaking' };
+      return null;
+    }
+    if (this.#phase.kind !== 'speaking') return null;
+    this.#phase = { kind: 'silence', silenceStartMs: event.atMs };
+    return this.#checkSilence();
+  }
+
+  /** A partial or final transcript from the STT, received at `nowMs`. */
+  onTranscript(event: TranscriptEvent, nowMs: number): TurnEnd | null {
+    this.#advance(nowMs);
+    if (this.#closed) return null;
+    if (event.type === 'partial') {
+      this.#partial = event.text.trim();
+    } else {
+      const text = event.text.trim();
+      if (text) this.#finals.push(text);
+      this.#partial = '';
+      if (event.endOfTurn && this.#heardSpeech()) {
+        const silence = this.#phase.kind === 'silence' ? this.#nowMs - this.#phase.silenceStartMs : 0;
+        return this.#end('stt_commit', silence, this.#required().ms);
+      }
+    }
+    return this.#checkSilence();
+  }
+
+  /** Lets time pass to `nowMs` (e.g. on every audio frame, or at `nextDeadlineMs`). */
+  tick(nowMs: number): TurnEnd | null {
+    this.#advance(nowMs);
+    return this.#checkSilence();
+  }
+
+  /** When the turn will end if nothing else happens (ms of audio), or null while no silence is running. */
+  nextDeadlineMs(): number | null {
+    if (this.#phase.kind !== 'silence' || !this.#heardSpeech()) return null;
+    return this.#phase.silenceStartMs + this.#required().ms;
+  }
+
+  /** Forget everything (a new call). */
+  reset(): void {
+    this.#startTurn();
+    this.#phase = { kind: 'waiting' };
+    this.#nowMs = 0;
+  }
+
+  #advance(nowMs: number): void {
+    if (nowMs > this.#nowMs) this.#nowMs = nowMs;
+  }
+
+  #startTurn(): void {
+    this.#closed = false;
+    this.#finals = [];
+    this.#partial = '';
+  }
+
+  #heardSpeech(): boolean {
+    return this.#phase.kind !== 'waiting' || this.transcript.length > 0;
+  }
+
+  /** The silence the latest transcript calls for (kept until the transcript changes: ticks come every frame). */
+  #required(): Required {
+    const text = this.transcript;
+    if (this.#requiredFor?.text === text) return this.#requiredFor.required;
+    let required: Required = { ms: this.endpointingMs, reason: 'silence' };
+    const trailingWord = trailingContinuation(normalizeWords(text));
+    if (trailingWord) {
+      required = { ms: this.endpointingMs * CONTINUATION_FACTOR, reason: 'continuation', trailingWord };
+    } else if (endsSentence(text)) {
+      required = { ms: this.endpointingMs * SENTENCE_END_FACTOR, reason: 'sentence_end' };
+    }
+    this.#requiredFor = { text, required };
+    return required;
+  }
+
+  #checkSilence(): TurnEnd | null {
+    if (this.#phase.kind !== 'silence') return null;
+    const silence = this.#nowMs - this.#phase.silenceStartMs;
+    const required = this.#required();
+    if (silence < required.ms) return null;
+    return this.#end(required.reason, silence, required.ms, required.trailingWord);
+  }
+
+  #end(reason: EndpointReason, endpointMs: number, requiredMs: number, trailingWord?: string): TurnEnd {
+    const event: TurnEnd = {
+      type: 'turn_end',
+      reason,
+      atMs: this.#nowMs,
+      endpointMs,
+      requiredMs,
+      transcript: this.transcript,
+    };
+    if (trailingWord !== undefined) event.trailingWord = trailingWord;
+    this.#phase = { kind: 'waiting' };
+    this.#closed = true;
+    return event;
+  }
+}

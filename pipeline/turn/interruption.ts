@@ -1,0 +1,303 @@
+import type { AgentBehavior, InterruptionMode } from '../../core/agents/types.ts';
+import type { SttEvent } from '../../engines/stt/types.ts';
+import type { SegmentEvent } from '../../engines/vad/segmenter.ts';
+import { findStopPhrase, isBackchannel, normalizeWords } from './lexicon.ts';
+
+/**
+ * Interruption (barge-in) while the agent speaks. Caller speech during agent speech opens an *episode*:
+ * - the agent's audio is paused (or ducked) at once, tentatively (`paused`), so the caller is heard at once;
+ * - the episode ends with exactly one outcome:
+ *   - `interrupted` (final: flush, abort the reply): a stop phrase ("stop", "ruko", "ek minute"), always and
+ *     at once; or `min_words` words; or speech of at least the mode's threshold confirmed by words; or, with
+ *     no words at all, sustained speech at the false-interruption deadline (a batch STT gives no words while
+ *     the caller talks);
+ *   - `resumed` (the reply goes on where it paused): no words by the deadline and the caller is silent (a
+ *     false interruption: noise, a cough); or, with `adaptive_interruptions`, only backchannels ("haan", "ok"),
+ *     reported as `ignored_backchannel` first; or words that stayed below the thresholds;
+ *   - `ignored` (`agent_finished`): the reply ended by itself first.
+ * With interruptions `off`, or a reply that is not interruptible (a flow node's `allow_interrupt: false`),
+ * caller speech is only reported as `ignored`. Every event carries the episode, the reason and the evidence.
+ *
+ * A pure state machine: time is ms of audio, given with every input; `tick` lets time pass.
+ */
+
+/** How each mode scales `min_interrupt_ms` (null: never interrupt). */
+export const MODE_FACTORS: Readonly<Record<InterruptionMode, number | null>> = {
+  off: null,
+  low: 2,
+  normal: 1,
+  high: 0.5,
+};
+
+/**
+ * Words must arrive within this time of the caller's speech starting, or the episode is a false interruption
+ * (the reply resumes) unless the caller is still talking (then it interrupts). Long enough for a streaming
+ * STT's first partial (~300-800 ms), short enough that a paused agent does not feel stuck.
+ */
+export const FALSE_INTERRUPTION_TIMEOUT_MS = 1500;
+
+export interface InterruptionSettings {
+  mode: InterruptionMode;
+  /** Backchannels do not interrupt. */
+  adaptive: boolean;
+  /** Caller speech that interrupts at mode `normal`, ms. */
+  minInterruptMs: number;
+  /** Words that interrupt (0: off). */
+  minWords: number;
+}
+
+export function interruptionSettings(behavior: AgentBehavior): InterruptionSettings {
+  return {
+    mode: behavior.interruptions,
+    adaptive: behavior.adaptive_interruptions,
+    minInterruptMs: behavior.min_interrupt_ms,
+    minWords: behavior.min_words,
+  };
+}
+
+export type InterruptionDecision =
+  | { type: 'paused'; reason: 'caller_speech' }
+  | { type: 'interrupted'; reason: 'stop_phrase' | 'min_words' | 'min_duration' | 'sustained_speech' }
+  | { type: 'resumed'; reason: 'false_interruption' | 'backchannel' | 'below_threshold' }
+  | { type: 'ignored_backchannel'; reason: 'backchannel' }
+  | { type: 'ignored'; reason: 'interruptions_off' | 'not_interruptible' | 'agent_finished' };
+
+export interface InterruptionEvidence {
+  /** Caller speech in the episode so far, ms. */
+  speechMs: number;
+  /** Normalized words heard in the episode. */
+  words: string[];
+  /** The transcript as received. */
+  text: string;
+  /** Speech that interrupts in this mode, ms (null: never). */
+  thresholdMs: number | null;
+  /** The stop phrase heard, for `stop_phrase`. */
+  stopPhrase?: string;
+}
+
+export type InterruptionEvent = InterruptionDecision & {
+  /** Episode number (1, 2, ...), to group a `paused` with its outcome. */
+  episode: number;
+  atMs: number;
+  evidence: InterruptionEvidence;
+};
+
+type TranscriptEvent = Extract<SttEvent, { type: 'partial' | 'final' }>;
+
+interface Episode {
+  id: number;
+  startMs: number;
+  /** Speech of closed VAD segments in the episode. */
+  closedSpeechMs: number;
+  /** Start of the open VAD segment, if the caller is speaking. */
+  segmentStartMs: number | null;
+  finals: string[];
+  partial: string;
+  /** The latest transcript was a final (nothing pending). */
+  settled: boolean;
+}
+
+interface AgentReply {
+  interruptible: boolean;
+  /** Interrupted: nothing more happens until the next reply. */
+  interrupted: boolean;
+}
+
+export class InterruptionPolicy {
+  readonly settings: Readonly<InterruptionSettings>;
+  readonly thresholdMs: number | null;
+  #agent: AgentReply | null = null;
+  #episode: Episode | null = null;
+  #episodes = 0;
+  /** Start of the caller's open VAD segment, whatever the agent does. */
+  #callerSegmentStartMs: number | null = null;
+  #nowMs = 0;
+
+  constructor(settings: InterruptionSettings) {
+    this.settings = Object.freeze({ ...settings });
+    const factor = MODE_FACTORS[settings.mode];
+    this.thresholdMs = factor === null ? null : settings.minInterruptMs * factor;
+  }
+
+  get agentSpeaking(): boolean {
+    return this.#agent !== null;
+  }
+
+  /** The agent starts playing a reply; `interruptible: false` for a flow node with `allow_interrupt: false`. */
+  agentStarted(nowMs: number, options: { interruptible?: boolean } = {}): InterruptionEvent[] {
+    // A new reply replaces one still playing: that one has ended.
+    const ended = this.#agent ? this.agentStopped(nowMs) : [];
+    this.#advance(nowMs);
+    this.#agent = { interruptible: options.interruptible ?? true, interrupted: false };
+    // The caller is already talking: their speech counts from now.
+    if (this.#callerSegmentStartMs === null) return ended;
+    return [...ended, ...this.#open(this.#nowMs)];
+  }
+
+  /** The reply ended (played out, or stopped after `interrupted`). */
+  agentStopped(nowMs: number): InterruptionEvent[] {
+    this.#advance(nowMs);
+    const open = this.#episode;
+    const events = open ? [this.#event(open, { type: 'ignored', reason: 'agent_finished' })] : [];
+    this.#agent = null;
+    this.#episode = null;
+    return events;
+  }
+
+  onVad(event: SegmentEvent): InterruptionEvent[] {
+    this.#advance(event.decidedAtMs);
+    const episode = this.#episode;
+    if (event.type === 'speech_start') {
+      this.#callerSegmentStartMs = event.atMs;
+      if (episode) {
+        episode.segmentStartMs = event.atMs;
+        return this.#evaluate();
+      }
+      return this.#open(event.atMs);
+    }
+    this.#callerSegmentStartMs = null;
+    if (episode && episode.segmentStartMs !== null) {
+      episode.closedSpeechMs += Math.max(0, event.atMs - episode.segmentStartMs);
+      episode.segmentStartMs = null;
+    }
+    return this.#evaluate();
+  }
+
+  /**
+   * A transcript received at `nowMs`. Only an open episode takes words: transcripts outside one are the end of
+   * the caller's previous turn (finals arrive after the reply may have started) or speech the VAD did not
+   * count as such, and open nothing.
+   */
+  onTranscript(event: TranscriptEvent, nowMs: number): InterruptionEvent[] {
+    this.#advance(nowMs);
+    const text = event.text.trim();
+    const episode = this.#episode;
+    if (!episode) return [];
+    if (event.type === 'partial') {
+      episode.partial = text;
+      episode.settled = false;
+    } else {
+      if (text) episode.finals.push(text);
+      episode.partial = '';
+      episode.settled = true;
+    }
+    return this.#evaluate();
+  }
+
+  tick(nowMs: number): InterruptionEvent[] {
+    this.#advance(nowMs);
+    return this.#evaluate();
+  }
+
+  /** When an open episode will be decided by time alone (ms of audio), or null. */
+  nextDeadlineMs(): number | null {
+    const episode = this.#episode;
+    if (!episode || this.thresholdMs === null) return null;
+    const times: number[] = [];
+    const deadline = episode.startMs + FALSE_INTERRUPTION_TIMEOUT_MS;
+    if (deadline > this.#nowMs) times.push(deadline);
+    if (episode.segmentStartMs !== null) {
+      const crossing = episode.segmentStartMs + this.thresholdMs - episode.closedSpeechMs;
+      if (crossing > this.#nowMs) times.push(crossing);
+    }
+    return times.length > 0 ? Math.min(...times) : null;
+  }
+
+  #advance(nowMs: number): void {
+    if (nowMs > this.#nowMs) this.#nowMs = nowMs;
+  }
+
+  #enabled(): boolean {
+    return this.thresholdMs !== null && this.#agent?.interruptible === true;
+  }
+
+  /** Caller speech began at `startMs` while the agent speaks. */
+  #open(startMs: number): InterruptionEvent[] {
+    const agent = this.#agent;
+    if (!agent || agent.interrupted || this.#episode) return [];
+    const episode: Episode = {
+      id: ++this.#episodes,
+      startMs,
+      closedSpeechMs: 0,
+      segmentStartMs: startMs,
+      finals: [],
+      partial: '',
+      settled: true,
+    };
+    if (!this.#enabled()) {
+      const reason = this.thresholdMs === null ? 'interruptions_off' : 'not_interruptible';
+      return [this.#event(episode, { type: 'ignored', reason })];
+    }
+    this.#episode = episode;
+    return [this.#event(episode, { type: 'paused', reason: 'caller_speech' }), ...this.#evaluate()];
+  }
+
+  #words(episode: Episode): string[] {
+    return normalizeWords([...episode.finals, episode.partial].join(' '));
+  }
+
+  #speechMs(episode: Episode): number {
+    const open = episode.segmentStartMs === null ? 0 : Math.max(0, this.#nowMs - episode.segmentStartMs);
+    return episode.closedSpeechMs + open;
+  }
+
+  #evaluate(): InterruptionEvent[] {
+    const episode = this.#episode;
+    const threshold = this.thresholdMs;
+    if (!episode || threshold === null) return [];
+    const { adaptive, minWords } = this.settings;
+    const words = this.#words(episode);
+    const speechMs = this.#speechMs(episode);
+    const talking = episode.segmentStartMs !== null;
+    const pastDeadline = this.#nowMs >= episode.startMs + FALSE_INTERRUPTION_TIMEOUT_MS;
+    const stopPhrase = findStopPhrase(words);
+    if (stopPhrase !== null) return this.#interrupt(episode, 'stop_phrase', stopPhrase);
+    const onlyBackchannel = adaptive && isBackchannel(words);
+    if (words.length > 0 && !onlyBackchannel) {
+      if (minWords > 0 && words.length >= minWords) return this.#interrupt(episode, 'min_words');
+      if (speechMs >= threshold) return this.#interrupt(episode, 'min_duration');
+    }
+    if (words.length === 0) {
+      if (!pastDeadline) return [];
+      if (talking) return speechMs >= threshold ? this.#interrupt(episode, 'sustained_speech') : [];
+      return this.#resume(episode, 'false_interruption');
+    }
+    // Words that do not interrupt: decide once the caller is silent and the STT has settled (or time is up).
+    if (talking || !(episode.settled || pastDeadline)) return [];
+    if (onlyBackchannel) {
+      const ignored = this.#event(episode, { type: 'ignored_backchannel', reason: 'backchannel' });
+      return [ignored, ...this.#resume(episode, 'backchannel')];
+    }
+    return this.#resume(episode, 'below_threshold');
+  }
+
+  #interrupt(
+    episode: Episode,
+    reason: Extract<InterruptionDecision, { type: 'interrupted' }>['reason'],
+    stopPhrase?: string,
+  ): InterruptionEvent[] {
+    const event = this.#event(episode, { type: 'interrupted', reason }, stopPhrase);
+    this.#episode = null;
+    if (this.#agent) this.#agent.interrupted = true;
+    return [event];
+  }
+
+  #resume(
+    episode: Episode,
+    reason: Extract<InterruptionDecision, { type: 'resumed' }>['reason'],
+  ): InterruptionEvent[] {
+    this.#episode = null;
+    return [this.#event(episode, { type: 'resumed', reason })];
+  }
+
+  #event(episode: Episode, decision: InterruptionDecision, stopPhrase?: string): InterruptionEvent {
+    const evidence: InterruptionEvidence = {
+      speechMs: this.#speechMs(episode),
+      words: this.#words(episode),
+      text: [...episode.finals, episode.partial].filter(Boolean).join(' '),
+      thresholdMs: this.thresholdMs,
+    };
+    if (stopPhrase !== undefined) evidence.stopPhrase = stopPhrase;
+    return { ...decision, episode: episode.id, atMs: this.#nowMs, evidence };
+  }
+}
