@@ -73,3 +73,16 @@ test('drained resolves when the last mark is acknowledged; stale turns are dropp
   await done;
   assert.ok(drained);
 });
+
+test('pause holds back unsent audio; resume goes on from there', () => {
+  const sink = new RecordingSink();
+  const p = new Playout(sink, { highWatermarkMs: 200, lowWatermarkMs: 100 });
+  for (let i = 0; i < 4; i++) p.enqueue('t', ms(100), `s${i}`);
+  assert.equal(sink.marks().length, 2);
+  p.pause();
+  p.onPlaybackAck(sink.marks()[1]!);
+  assert.equal(sink.marks().length, 2, 'held while paused');
+  p.resume();
+  assert.equal(sink.marks().length, 4);
+  assert.deepEqual(p.heardOf('t').text, 's0 s1');
+});

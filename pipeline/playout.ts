@@ -52,6 +52,8 @@ export class Playout {
   private readonly inFlight: InFlight[] = [];
   private inFlightMs = 0;
   private paused = false;
+  /** Held back by `pause` (barge-in), as opposed to `paused` by the watermark. */
+  private held = false;
   private markSeq = 0;
   private readonly heard = new Map<string, { ms: number; text: string[] }>();
   private readonly listeners: { idle: Array<() => void> } = { idle: [] };
@@ -95,6 +97,7 @@ export class Playout {
     this.inFlight.length = 0;
     this.inFlightMs = 0;
     this.paused = false;
+    this.held = false;
     if (hadAudio) this.sink.clear();
     for (const listener of this.listeners.idle.splice(0)) listener();
     return heard;
@@ -120,6 +123,19 @@ export class Playout {
     return new Promise((resolve) => this.listeners.idle.push(resolve));
   }
 
+  /**
+   * Holds back audio not yet sent (a tentative barge-in): what the carrier already has plays out, at most the
+   * high watermark. `resume` goes on from where it stopped.
+   */
+  pause(): void {
+    this.held = true;
+  }
+
+  resume(): void {
+    this.held = false;
+    this.pump();
+  }
+
   /** Drops queued audio of turns other than `turnId` (a stale turn's late audio). */
   dropOtherTurns(turnId: string): void {
     for (let i = this.queue.length - 1; i >= 0; i--)
@@ -127,7 +143,7 @@ export class Playout {
   }
 
   private pump(): void {
-    while (!this.paused && this.queue.length > 0) {
+    while (!this.paused && !this.held && this.queue.length > 0) {
       const chunk = this.queue.shift() as Chunk;
       const ms = chunk.pcm.length / SAMPLES_PER_MS;
       const mark = `${chunk.turnId}:${++this.markSeq}`;
