@@ -27,7 +27,10 @@ export class CallTime {
   /** Wall time at which the audio at `audioMs` had arrived (clamped to the remembered window). */
   wallAt(audioMs: number): number {
     if (this.frames === 0) return this.now();
-    const index = Math.min(this.frames - 1, Math.max(this.frames - HISTORY_FRAMES, Math.ceil(audioMs / FRAME_MS) - 1, 0));
+    const index = Math.min(
+      this.frames - 1,
+      Math.max(this.frames - HISTORY_FRAMES, Math.ceil(audioMs / FRAME_MS) - 1, 0),
+    );
     return this.arrivals[index % HISTORY_FRAMES] as number;
   }
 
