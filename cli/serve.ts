@@ -9,13 +9,19 @@ import type { Coordinator } from '../core/coord/types.ts';
 import { createLogger } from '../core/logger.ts';
 import type { Store } from '../core/store/types.ts';
 import { VoiceCatalogue } from '../engines/tts/catalogue.ts';
+import { noCallHandler } from '../gateway/handlers/no-call.ts';
+import { startGateway } from '../gateway/server.ts';
+import { StreamTokens } from '../gateway/tokens.ts';
 import { bootstrapFirstWorkspace } from './bootstrap.ts';
+import { resolveSecretKey } from './secret-key.ts';
 import { openConfiguredStore } from './store.ts';
 
 export interface RunningPlatform {
   roles: readonly Role[];
   /** Base URL of the control API, when the api role runs. */
   apiUrl: string | undefined;
+  /** Base URL (ws://) of the media gateway, when the gateway role runs. */
+  gatewayUrl: string | undefined;
   store: Store;
   coord: Coordinator;
   /** Credentials of the workspace created on first start, if this start created one. */
@@ -42,6 +48,7 @@ export async function startPlatform(
   });
   const closers: Array<() => Promise<void>> = [];
   let apiUrl: string | undefined;
+  let gatewayUrl: string | undefined;
   let bootstrapped: RunningPlatform['bootstrapped'];
 
   try {
@@ -62,13 +69,31 @@ export async function startPlatform(
       const { app } = await buildApiApp({ config, store, coord, voices, metrics, logger });
       await app.listen({ host: config.host, port: config.port });
       const address = app.server.address() as AddressInfo;
-      const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-      apiUrl = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+      apiUrl = `http://${loopbackHost(config.host)}:${address.port}`;
       closers.push(() => app.close());
       logger.info({ url: apiUrl }, 'control API listening');
     }
     if (config.roles.includes('gateway')) {
-      logger.info('gateway role: the media gateway is not part of this build yet');
+      const tokens = new StreamTokens({
+        secret: resolveSecretKey(config),
+        // One-time tokens across every gateway node: the first claim takes a coordinator lock that is never
+        // released; it expires with the token.
+        claims: { claim: async (id, ttlMs) => (await coord.lock(`stream-token:${id}`, ttlMs)) !== null },
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
+      const gateway = await startGateway({
+        host: config.host,
+        port: config.gatewayPort,
+        allowFallback: config.gatewayAllowFallback,
+        tokens,
+        handlerFactory: noCallHandler,
+        registry: metrics,
+        logger,
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
+      gatewayUrl = `ws://${loopbackHost(config.host)}:${gateway.port}`;
+      closers.push(() => gateway.close());
+      logger.info({ url: gatewayUrl }, 'media gateway listening');
     }
     if (config.roles.includes('worker')) {
       logger.info('worker role: no background jobs are part of this build yet');
@@ -81,6 +106,7 @@ export async function startPlatform(
   return {
     roles: config.roles,
     apiUrl,
+    gatewayUrl,
     store,
     coord,
     bootstrapped,
@@ -90,4 +116,10 @@ export async function startPlatform(
       await store.close();
     },
   };
+}
+
+/** The address to reach a server bound to `host` from this machine. */
+function loopbackHost(host: string): string {
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return reachable.includes(':') ? `[${reachable}]` : reachable;
 }

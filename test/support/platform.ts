@@ -21,6 +21,7 @@ export async function backends(): Promise<Backend[]> {
 
 export interface TestPlatform {
   platform: RunningPlatform;
+  dataDir: string;
   url: string;
   /** The API key of the workspace created on first start. */
   apiKey: string;
@@ -39,6 +40,7 @@ export async function startTestPlatform(
     HOST: '127.0.0.1',
     PORT: '0',
     ROLES: 'api',
+    GATEWAY_PORT: '0',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     // Suites make many requests quickly; the rate-limit suite sets the real limits back.
@@ -56,6 +58,7 @@ export async function startTestPlatform(
     throw new Error('platform did not start the API or bootstrap');
   return {
     platform,
+    dataDir,
     url: platform.apiUrl,
     apiKey: platform.bootstrapped.apiKey,
     workspaceId: platform.bootstrapped.workspaceId,
