@@ -1,0 +1,176 @@
+/**
+ * Local speech to text with CMU PocketSphinx, English only, when the Debian packages `pocketsphinx` and
+ * `pocketsphinx-en-us` are installed. Debian 12 ships PocketSphinx 0.8 (5prealpha): the `pocketsphinx_continuous`
+ * command, with the US English acoustic model, language model and dictionary under
+ * /usr/share/pocketsphinx/model/en-us. Each utterance is written to a temporary 16 kHz mono WAV and decoded by
+ * `pocketsphinx_continuous -infile`, which prints one line per stretch of speech it finds; the lines are the text.
+ *
+ * Batch only; `stream()` segments audio with the VAD given at construction. Accuracy is modest (a general
+ * 130k-word model): good enough for the offline sandbox and tests, not for production calls. A decoder failure
+ * is a non-retryable `EngineError`; aborting the signal kills the process.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { writeWav } from '../../../codecs/index.ts';
+import { EngineError } from '../../errors.ts';
+import type { VoiceActivityDetector } from '../../vad/types.ts';
+import { isEnglish } from '../language.ts';
+import { type VadSegmentationOptions, VadSegmentedStream } from '../stream-adapter.ts';
+import type { SpeechToText, SttCapabilities, SttStream, SttStreamOptions } from '../types.ts';
+
+export const SPHINX_STT_ENGINE = 'stt:sphinx';
+
+const SAMPLE_RATE = 16_000;
+
+export interface SphinxTranscriberOptions {
+  /** Default `pocketsphinx_continuous` (on PATH). */
+  command?: string;
+  /** Holds `en-us/` (acoustic model), `en-us.lm.bin` and `cmudict-en-us.dict`. */
+  modelDir?: string;
+  timeoutMs?: number;
+  /** Segments audio for `stream()`; without one, `stream()` throws. */
+  vad?: VoiceActivityDetector;
+  segmentation?: VadSegmentationOptions;
+}
+
+export const SPHINX_DEFAULTS = {
+  command: 'pocketsphinx_continuous',
+  modelDir: '/usr/share/pocketsphinx/model/en-us',
+  // Loading the model takes ~0.3 s and decoding runs at ~0.1-0.3x real time on one core here, so a 30 s
+  // utterance (the adapter's longest) takes under 10 s even on a busy machine; past 20 s the process is stuck.
+  timeoutMs: 20_000,
+} as const;
+
+export class SphinxTranscriber implements SpeechToText {
+  readonly provider = 'sphinx';
+  readonly capabilities: SttCapabilities = { streaming: false, interimResults: false };
+  readonly languages: readonly string[] = ['en-IN', 'en-US', 'en-GB'];
+  readonly #command: string;
+  readonly #modelDir: string;
+  readonly #timeoutMs: number;
+  readonly #vad: VoiceActivityDetector | undefined;
+  readonly #segmentation: VadSegmentationOptions;
+
+  constructor(options: SphinxTranscriberOptions = {}) {
+    this.#command = options.command ?? SPHINX_DEFAULTS.command;
+    this.#modelDir = options.modelDir ?? SPHINX_DEFAULTS.modelDir;
+    this.#timeoutMs = options.timeoutMs ?? SPHINX_DEFAULTS.timeoutMs;
+    this.#vad = options.vad;
+    this.#segmentation = options.segmentation ?? {};
+  }
+
+  /** Whether the decoder and the English model are installed (a cheap synchronous check, made at each call). */
+  static available(options: Pick<SphinxTranscriberOptions, 'command' | 'modelDir'> = {}): boolean {
+    const modelDir = options.modelDir ?? SPHINX_DEFAULTS.modelDir;
+    if (!modelFiles(modelDir).every((file) => existsSync(file))) return false;
+    // With no arguments the decoder prints its options and exits with an error status: it runs, that is enough.
+    const probe = spawnSync(options.command ?? SPHINX_DEFAULTS.command, [], { stdio: 'ignore' });
+    return probe.error === undefined;
+  }
+
+  stream(options: SttStreamOptions): SttStream {
+    if (!this.#vad) throw failure('the sphinx transcriber needs a voice activity detector to stream');
+    return new VadSegmentedStream(this, this.#vad, { ...this.#segmentation, ...options });
+  }
+
+  async transcribe(
+    audio: Int16Array,
+    options: SttStreamOptions,
+  ): Promise<{ text: string; language?: string }> {
+    if (!isEnglish(options.language)) {
+      throw failure(`sphinx transcribes English only, not ${options.language}`);
+    }
+    if (audio.length === 0) return { text: '' };
+    if (options.signal?.aborted) throw failure('transcription aborted');
+    const dir = await mkdtemp(path.join(tmpdir(), 'voiceagent-sphinx-'));
+    try {
+      const file = path.join(dir, 'utterance.wav');
+      await writeFile(file, writeWav({ sampleRate: SAMPLE_RATE, channels: [audio] }));
+      const text = await this.#decode(file, options.signal);
+      return { text, language: options.language };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  #decode(file: string, signal: AbortSignal | undefined): Promise<string> {
+    const [hmm, lm, dict] = modelFiles(this.#modelDir);
+    const args = [
+      '-infile',
+      file,
+      '-hmm',
+      hmm!,
+      '-lm',
+      lm!,
+      '-dict',
+      dict!,
+      '-samprate',
+      String(SAMPLE_RATE),
+    ];
+    // The decoder logs to stderr at length; `-logfn /dev/null` would hide its errors too, so stderr is kept
+    // (and only its tail reported).
+    const child = spawn(this.#command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    return new Promise((resolve, reject) => {
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+      });
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr = (stderr + chunk).slice(-4_000);
+      });
+      const onAbort = (): void => {
+        child.kill('SIGKILL');
+      };
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+      }, this.#timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const cleanUp = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      child.on('error', (error) => {
+        cleanUp();
+        reject(failure(`cannot run ${this.#command}: ${error.message}`, error));
+      });
+      child.on('close', (code, killedBy) => {
+        cleanUp();
+        if (signal?.aborted) reject(failure('transcription aborted'));
+        else if (killedBy !== null)
+          reject(failure(`${this.#command} was stopped (${killedBy}): no result in time`));
+        else if (code !== 0) reject(failure(`${this.#command} exited with ${code}: ${lastLines(stderr)}`));
+        else resolve(hypothesis(stdout));
+      });
+    });
+  }
+}
+
+/** The decoder's stdout: one hypothesis per line (per stretch of speech); log lines go to stderr. */
+export function hypothesis(stdout: string): string {
+  return stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !/^(INFO|WARN|ERROR|FATAL)/.test(line))
+    .join(' ')
+    .replace(/\s+/g, ' ');
+}
+
+function modelFiles(modelDir: string): string[] {
+  return [
+    path.join(modelDir, 'en-us'),
+    path.join(modelDir, 'en-us.lm.bin'),
+    path.join(modelDir, 'cmudict-en-us.dict'),
+  ];
+}
+
+function lastLines(text: string): string {
+  return text.trim().split('\n').slice(-3).join(' | ');
+}
+
+function failure(message: string, cause?: unknown): EngineError {
+  return new EngineError(message, { engine: SPHINX_STT_ENGINE, retryable: false, cause });
+}

@@ -1,0 +1,245 @@
+/**
+ * A streaming STT out of a batch one (one request per utterance) and a voice activity detector, as LiveKit's
+ * `stt/stream_adapter.ts` does. Frames go through the VAD; a `SpeechSegmenter` (hysteresis, engines/vad) turns
+ * its probabilities into speech segments:
+ * - speech start: `speech_started` (its `atMs` is ms of audio since the stream began), and the utterance is
+ *   buffered from `preRollMs` before that start, so a soft first syllable is not clipped;
+ * - speech end (the segmenter's `minSilenceMs` of silence, by default the platform's 500 ms endpointing): the
+ *   utterance, with `END_PADDING_MS` of what followed, is transcribed and one `final` with `endOfTurn: true`
+ *   is emitted;
+ * - `flush()` does the same at once for speech in progress; `end()` too, then the iteration ends once every
+ *   transcription is done;
+ * - an utterance reaching `maxUtteranceMs` is cut there and transcribed (`final` with `endOfTurn: false`, sent
+ *   once the next piece is heard, see `#settle`); the speech goes on into a new buffer, so memory stays bounded
+ *   however long someone talks.
+ *
+ * Finals come in utterance order, even when transcriptions overlap. An utterance the engine hears as nothing
+ * (empty text: a cough, a door) produces no `final`. A failed transcription is an `error` event and the stream
+ * goes on with the next utterance (the engine has already retried what it could). Aborting `signal`, or leaving
+ * the `for await` loop early, cancels the transcription in flight and ends the iteration at once.
+ */
+import { type SegmentEvent, SpeechSegmenter } from '../vad/segmenter.ts';
+import {
+  DEFAULT_VAD_THRESHOLDS,
+  type VadStream,
+  type VadThresholds,
+  type VoiceActivityDetector,
+} from '../vad/types.ts';
+import { AudioTimeline } from './audio-timeline.ts';
+import { EventQueue } from './event-queue.ts';
+import type { SpeechToText, SttEvent, SttStream, SttStreamOptions } from './types.ts';
+
+const SAMPLES_PER_MS = 16;
+
+/**
+ * Audio kept after the segmenter's speech end: the segmenter puts the end at the first quiet window, and word
+ * endings (unvoiced consonants, falling pitch) are often quieter than the voice before them.
+ */
+const END_PADDING_MS = 200;
+
+/**
+ * Audio kept while nobody speaks, counted back from the last window the VAD has judged. It must cover the
+ * pre-roll plus how far back a speech start can lie when it is confirmed (the segmenter's `minSpeechMs`, plus
+ * short dips below threshold inside it); a start older than this loses the part of its pre-roll that is gone.
+ */
+const IDLE_HISTORY_MS = 1_000;
+
+export interface VadSegmentationOptions {
+  /** Hysteresis of the segmenter; `minSilenceMs` is the silence that ends an utterance. */
+  thresholds?: VadThresholds;
+  /** Audio kept before the detected speech start. */
+  preRollMs?: number;
+  /** Longest utterance sent in one request; longer speech is cut into pieces this long. */
+  maxUtteranceMs?: number;
+}
+
+export const VAD_SEGMENTATION_DEFAULTS = {
+  // 500 ms of silence ends a turn: the platform's default endpointing (ARCHITECTURE.md section 8).
+  thresholds: { ...DEFAULT_VAD_THRESHOLDS, minSilenceMs: 500 },
+  // Silero's own default speech padding is 30 ms; 200 ms also keeps a quiet onset the VAD judged as silence.
+  preRollMs: 200,
+  // Whisper models take 30 s windows; past that, servers split anyway, and memory per call stays under 1 MB.
+  maxUtteranceMs: 30_000,
+} as const satisfies Required<VadSegmentationOptions>;
+
+/** What the adapter needs of the batch engine. */
+export type BatchTranscriber = Pick<SpeechToText, 'transcribe'>;
+
+export class VadSegmentedStream implements SttStream {
+  readonly #stt: BatchTranscriber;
+  readonly #language: string;
+  readonly #vad: VadStream;
+  readonly #segmenter: SpeechSegmenter;
+  readonly #preRollSamples: number;
+  readonly #maxUtteranceSamples: number;
+  readonly #timeline = new AudioTimeline();
+  readonly #queue: EventQueue<SttEvent>;
+  /** Aborts the transcription in flight; aborted by the caller's signal or by leaving the loop. */
+  readonly #controller = new AbortController();
+  readonly #signal: AbortSignal | undefined;
+  readonly #onAbort = (): void => this.#abort();
+  /** VAD results are handled in push order, one push after the other. */
+  #vadWork: Promise<void> = Promise.resolve();
+  /** Transcriptions run in utterance order, so their finals do too. */
+  #transcriptions: Promise<void> = Promise.resolve();
+  /** Absolute sample where the utterance being buffered starts; null while nobody speaks. */
+  #utteranceStart: number | null = null;
+  /** The final of the last piece cut at the length limit, until the next piece says whether the turn ended. */
+  #held: Extract<SttEvent, { type: 'final' }> | undefined;
+  #inputClosed = false;
+  #ending: Promise<void> | undefined;
+
+  constructor(
+    stt: BatchTranscriber,
+    vad: VoiceActivityDetector,
+    options: SttStreamOptions & VadSegmentationOptions,
+  ) {
+    const d = VAD_SEGMENTATION_DEFAULTS;
+    this.#stt = stt;
+    this.#language = options.language;
+    this.#vad = vad.createStream();
+    this.#segmenter = SpeechSegmenter.for(vad, options.thresholds ?? d.thresholds);
+    this.#preRollSamples = (options.preRollMs ?? d.preRollMs) * SAMPLES_PER_MS;
+    this.#maxUtteranceSamples = Math.max(1, (options.maxUtteranceMs ?? d.maxUtteranceMs) * SAMPLES_PER_MS);
+    this.#queue = new EventQueue<SttEvent>(() => this.#abort());
+    this.#signal = options.signal;
+    if (this.#signal?.aborted) this.#abort();
+    else this.#signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<SttEvent> {
+    return this.#queue[Symbol.asyncIterator]();
+  }
+
+  push(frame: Int16Array): void {
+    if (this.#inputClosed || frame.length === 0) return;
+    this.#timeline.append(frame);
+    // Settled into a value at once, so a failure waiting its turn in the chain is never an unhandled rejection.
+    const judged = this.#vad.push(frame.slice()).then(
+      (probabilities) => ({ probabilities }),
+      (error: unknown) => ({ error }),
+    );
+    this.#vadWork = this.#vadWork.then(async () => {
+      const result = await judged;
+      if ('error' in result) this.#queue.put({ type: 'error', error: asError(result.error) });
+      else this.#judge(result.probabilities);
+    });
+  }
+
+  flush(): void {
+    if (this.#inputClosed) return;
+    const upTo = this.#timeline.end;
+    this.#vadWork = this.#vadWork.then(() => this.#closeUtterance(upTo));
+  }
+
+  end(): Promise<void> {
+    if (this.#ending) return this.#ending;
+    this.#inputClosed = true;
+    const upTo = this.#timeline.end;
+    this.#ending = (async () => {
+      await this.#vadWork;
+      this.#closeUtterance(upTo);
+      await this.#transcriptions;
+      this.#queue.close();
+      this.#signal?.removeEventListener('abort', this.#onAbort);
+    })();
+    return this.#ending;
+  }
+
+  #judge(probabilities: number[]): void {
+    for (const probability of probabilities) {
+      const event = this.#segmenter.push(probability);
+      if (event) this.#onSegment(event);
+      const position = this.#segmenter.positionMs * SAMPLES_PER_MS;
+      if (this.#utteranceStart === null) {
+        this.#timeline.dropBefore(position - IDLE_HISTORY_MS * SAMPLES_PER_MS);
+      } else if (position - this.#utteranceStart >= this.#maxUtteranceSamples) {
+        this.#transcribe(this.#utteranceStart, position, false);
+        this.#utteranceStart = position;
+      }
+    }
+  }
+
+  #onSegment(event: SegmentEvent): void {
+    if (event.type === 'speech_start') {
+      this.#utteranceStart = Math.max(0, event.atMs * SAMPLES_PER_MS - this.#preRollSamples);
+      this.#queue.put({ type: 'speech_started', atMs: event.atMs });
+      return;
+    }
+    if (this.#utteranceStart === null) return;
+    const end = Math.min(event.atMs + END_PADDING_MS, event.decidedAtMs) * SAMPLES_PER_MS;
+    this.#transcribe(this.#utteranceStart, end, true);
+    this.#utteranceStart = null;
+  }
+
+  /** Ends the utterance in progress, if any, at `upTo` (an absolute sample): flush and end. */
+  #closeUtterance(upTo: number): void {
+    this.#segmenter.finish();
+    if (this.#utteranceStart === null) return;
+    this.#transcribe(this.#utteranceStart, upTo, true);
+    this.#utteranceStart = null;
+  }
+
+  /**
+   * Transcribes samples [from, to) after the transcriptions before it. `endOfTurn` says whether this piece
+   * closes the utterance (false for a piece cut at the length limit).
+   */
+  #transcribe(from: number, to: number, endOfTurn: boolean): void {
+    const audio = this.#timeline.slice(from, to);
+    const signal = this.#controller.signal;
+    this.#transcriptions = this.#transcriptions.then(async () => {
+      if (signal.aborted) return;
+      try {
+        const result =
+          audio.length === 0
+            ? { text: '' }
+            : await this.#stt.transcribe(audio, { language: this.#language, signal });
+        if (signal.aborted) return;
+        this.#settle(result, endOfTurn);
+      } catch (error) {
+        if (signal.aborted) return;
+        this.#releaseHeld(endOfTurn);
+        this.#queue.put({ type: 'error', error: asError(error) });
+      }
+    });
+  }
+
+  /**
+   * The text of a piece cut at the length limit is held until the next piece of the same utterance is heard:
+   * if that one is empty (the cut fell on the last syllable or the closing silence), the held text is what
+   * ends the turn. So an utterance with any words always ends with one `final` whose `endOfTurn` is true.
+   */
+  #settle(result: { text: string; language?: string }, endOfTurn: boolean): void {
+    const text = result.text.trim();
+    if (text === '') {
+      // An empty cut piece says nothing about the turn: what is held waits for the next piece.
+      if (endOfTurn) this.#releaseHeld(true);
+      return;
+    }
+    this.#releaseHeld(false);
+    const final: Extract<SttEvent, { type: 'final' }> = {
+      type: 'final',
+      text,
+      endOfTurn,
+      ...(result.language === undefined ? {} : { language: result.language }),
+    };
+    if (endOfTurn) this.#queue.put(final);
+    else this.#held = final;
+  }
+
+  #releaseHeld(endOfTurn: boolean): void {
+    if (this.#held) this.#queue.put({ ...this.#held, endOfTurn });
+    this.#held = undefined;
+  }
+
+  #abort(): void {
+    this.#inputClosed = true;
+    this.#controller.abort();
+    this.#queue.discard();
+    this.#signal?.removeEventListener('abort', this.#onAbort);
+  }
+}
+
+function asError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
+}

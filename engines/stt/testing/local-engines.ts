@@ -1,0 +1,21 @@
+/**
+ * Whether the local engines' system packages are here. Tests that need them skip with a message elsewhere, but
+ * run (and fail) in CI (`CI=1`), where the packages must be installed.
+ */
+import { loadConfig } from '../../../core/config.ts';
+import { SphinxTranscriber } from '../providers/sphinx.ts';
+import { espeakInstalled } from './speech.ts';
+
+const INSTALL_HINT = 'apt-get install -y pocketsphinx pocketsphinx-en-us espeak-ng';
+
+/** For `test(name, { skip: sphinxSkip }, ...)`: false when the test must run, else why it is skipped. */
+export const sphinxSkip: string | false =
+  (SphinxTranscriber.available() && espeakInstalled()) || loadConfig().ci
+    ? false
+    : `PocketSphinx or eSpeak NG is not installed (${INSTALL_HINT}); sphinx tests skipped`;
+
+/** Fails the test with the install hint when the packages are missing (reached only in CI). */
+export function requireSphinx(): void {
+  if (!SphinxTranscriber.available()) throw new Error(`PocketSphinx is required in CI: ${INSTALL_HINT}`);
+  if (!espeakInstalled()) throw new Error(`eSpeak NG is required in CI: ${INSTALL_HINT}`);
+}
