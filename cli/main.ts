@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, parseRoles } from '../core/config.ts';
+import { runEventsCommand, runWebhookSecretCommand } from './commands/events.ts';
 import { runKeyCommand, runWalletCommand, runWorkspaceCommand } from './commands/operator.ts';
 import { startPlatform } from './serve.ts';
 import { UsageError } from './usage-error.ts';
@@ -11,6 +12,9 @@ export const USAGE = `voiceagent: run and operate the voice agent platform
   voiceagent key create WORKSPACE_ID
   voiceagent key revoke KEY_OR_KEY_ID
   voiceagent wallet topup WORKSPACE_ID --inr N
+  voiceagent events list --dead [--workspace WORKSPACE_ID]
+  voiceagent events replay EVT_ID
+  voiceagent webhook-secret rotate WORKSPACE_ID [--overlap-hours 24]
 
 Settings come from the environment (see README.md, "Configuration").`;
 
@@ -34,6 +38,10 @@ export async function main(
         return await runKeyCommand(config, rest);
       case 'wallet':
         return await runWalletCommand(config, rest);
+      case 'events':
+        return await runEventsCommand(config, rest);
+      case 'webhook-secret':
+        return await runWebhookSecretCommand(config, rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -62,6 +70,7 @@ async function serveCommand(args: string[], env: Record<string, string | undefin
     );
   }
   if (platform.apiUrl) process.stdout.write(`Control API: ${platform.apiUrl}\n`);
+  if (platform.gatewayUrl) process.stdout.write(`Media gateway: ${platform.gatewayUrl}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);

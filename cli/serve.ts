@@ -6,6 +6,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Config, Role } from '../core/config.ts';
 import { createCoordinator } from '../core/coord/index.ts';
 import type { Coordinator } from '../core/coord/types.ts';
+import { WebhookDispatcher } from '../core/events/dispatcher.ts';
 import { createLogger } from '../core/logger.ts';
 import type { Store } from '../core/store/types.ts';
 import { VoiceCatalogue } from '../engines/tts/catalogue.ts';
@@ -96,7 +97,17 @@ export async function startPlatform(
       logger.info({ url: gatewayUrl }, 'media gateway listening');
     }
     if (config.roles.includes('worker')) {
-      logger.info('worker role: no background jobs are part of this build yet');
+      const dispatcher = new WebhookDispatcher({
+        store,
+        coord,
+        retryScheduleMs: config.webhookRetryScheduleMs,
+        timeoutMs: config.webhookTimeoutMs,
+        allowPrivate: config.allowPrivateWebhooks,
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
+      await dispatcher.start();
+      closers.push(() => dispatcher.stop());
+      logger.info('worker role: webhook dispatcher running');
     }
   } catch (error) {
     await Promise.allSettled([store.close(), coord.close()]);

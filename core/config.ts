@@ -15,6 +15,12 @@ const flag = z
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().min(0);
+/** A comma-separated list of delays in ms, e.g. `0,1000,10000`. */
+const delayList = z
+  .string()
+  .regex(/^\s*\d+\s*(,\s*\d+\s*)*$/, 'expected a comma-separated list of milliseconds')
+  .transform((text) => text.split(',').map((part) => Number(part.trim())))
+  .refine((delays) => delays[0] === 0, 'the first attempt is immediate: start the list with 0');
 
 const envSchema = z.object({
   NODE_ENV: z.string().default('production'),
@@ -43,6 +49,8 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: positiveInt.default(1_048_576),
   BOOTSTRAP_BALANCE_INR: nonNegativeInt.default(500),
   ALLOW_PRIVATE_WEBHOOKS: flag.default(false),
+  WEBHOOK_RETRY_SCHEDULE_MS: delayList.default([0, 1_000, 10_000, 60_000, 300_000, 1_800_000]),
+  WEBHOOK_TIMEOUT_MS: positiveInt.default(5_000),
   GATEWAY_ALLOW_FALLBACK: flag.default(false),
   SECRET_KEY: z.string().min(32).optional(),
 });
@@ -70,6 +78,10 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly bootstrapBalanceInr: number;
   readonly allowPrivateWebhooks: boolean;
+  /** Delay before each webhook attempt (the first from the event, then after each failure); then dead letter. */
+  readonly webhookRetryScheduleMs: readonly number[];
+  /** Client timeout of one webhook attempt (connect to response); slower receivers count as failures. */
+  readonly webhookTimeoutMs: number;
   readonly gatewayAllowFallback: boolean;
   /** Server-side secret for signing (stream tokens, recording URLs); generated and kept in DATA_DIR when unset. */
   readonly secretKey: string | undefined;
@@ -123,6 +135,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     bootstrapBalanceInr: e.BOOTSTRAP_BALANCE_INR,
     allowPrivateWebhooks: e.ALLOW_PRIVATE_WEBHOOKS,
+    webhookRetryScheduleMs: Object.freeze(e.WEBHOOK_RETRY_SCHEDULE_MS),
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     gatewayAllowFallback: e.GATEWAY_ALLOW_FALLBACK,
     secretKey: e.SECRET_KEY,
   });

@@ -36,3 +36,34 @@ test('hosts resolving to loopback are refused unless the operator allows private
   await assertPublicHost('localhost', { allowPrivate: true });
   await assertPublicHost('8.8.8.8', { allowPrivate: false });
 });
+
+test('sockets refuse internal addresses at connect time, with and without family racing', async () => {
+  const http = await import('node:http');
+  const { guardedLookup } = await import('./address-policy.ts');
+  const server = http.createServer((_req, res) => res.end('ok'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  const get = (allowPrivate: boolean, autoSelectFamily: boolean) =>
+    new Promise<string>((resolve) => {
+      const options = {
+        host: 'localhost',
+        port,
+        lookup: guardedLookup({ allowPrivate }),
+        autoSelectFamily,
+        agent: false,
+      };
+      const req = http.get(options, (res) => {
+        res.resume();
+        resolve(`status ${res.statusCode}`);
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    });
+  try {
+    for (const race of [true, false]) {
+      assert.equal(await get(false, race), 'EADDRNOTALLOWED');
+      assert.equal(await get(true, race), 'status 200');
+    }
+  } finally {
+    server.close();
+  }
+});

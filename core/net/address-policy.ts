@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
  * Outbound URLs that customers supply (webhooks, tools) must not reach the platform's own network: loopback,
@@ -66,25 +66,43 @@ export async function assertPublicHost(hostname: string, policy: AddressPolicy):
   }
 }
 
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string, family: number) => void;
+type LookupAddress = { address: string; family: number };
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
 
-/** A `lookup` for sockets that refuses internal addresses at connect time. */
-export function guardedLookup(policy: AddressPolicy) {
-  return (hostname: string, options: { family?: number } | number, callback: LookupCallback): void => {
+/**
+ * A `lookup` for sockets that refuses internal addresses at connect time. Node asks for every address
+ * (`all: true`) when it races IPv4 and IPv6 (autoSelectFamily, on by default in Node 20), and for one otherwise.
+ */
+export function guardedLookup(policy: AddressPolicy): LookupFunction {
+  const guarded = (
+    hostname: string,
+    options: { family?: number; all?: boolean } | number,
+    callback: LookupCallback,
+  ): void => {
     const family = typeof options === 'number' ? options : (options.family ?? 0);
-    lookup(hostname, { family: family === 4 || family === 6 ? family : 0 }).then(
-      ({ address, family: resolved }) => {
-        if (!policy.allowPrivate && isPrivateAddress(address)) {
+    const all = typeof options === 'object' && options.all === true;
+    lookup(hostname, { family, all: true }).then(
+      (addresses) => {
+        const allowed = policy.allowPrivate
+          ? addresses
+          : addresses.filter((a) => !isPrivateAddress(a.address));
+        if (allowed.length === 0) {
           const error: NodeJS.ErrnoException = new AddressPolicyError(
             `${hostname} resolves to an internal address`,
           );
           error.code = 'EADDRNOTALLOWED';
-          callback(error, '', 0);
+          callback(error, all ? [] : '', 0);
           return;
         }
-        callback(null, address, resolved);
+        if (all) callback(null, allowed);
+        else callback(null, (allowed[0] as LookupAddress).address, (allowed[0] as LookupAddress).family);
       },
-      (error: NodeJS.ErrnoException) => callback(error, '', 0),
+      (error: NodeJS.ErrnoException) => callback(error, all ? [] : '', 0),
     );
   };
+  return guarded as LookupFunction;
 }

@@ -4,7 +4,15 @@
  * number by the pool; SQLite returns numbers). Booleans are INTEGER 0/1 and JSON documents are TEXT on both
  * dialects, so the two behave alike (see migrations/0001_foundation.ts).
  */
-import type { HoldStatus, LedgerKind, RevisionReason, WorkspaceMode } from './types.ts';
+import type {
+  CallChannel,
+  CallStatus,
+  EventStatus,
+  HoldStatus,
+  LedgerKind,
+  RevisionReason,
+  WorkspaceMode,
+} from './types.ts';
 
 export interface WorkspacesTable {
   id: string;
@@ -104,6 +112,66 @@ export interface IdempotencyKeysTable {
   expires_at: number;
 }
 
+export interface CallsTable {
+  id: string;
+  workspace_id: string;
+  agent_id: string;
+  /** The agent revision the call runs (fixed at admission). */
+  agent_revision: number;
+  channel: CallChannel;
+  /** E.164 destination; null for browser calls. */
+  to_number: string | null;
+  from_number: string | null;
+  tier: string;
+  /** The rate fixed at admission; settlement bills at it. */
+  per_min_paise: number;
+  max_duration_secs: number;
+  /** JSON text of the call's variables; never put on events. */
+  variables: string;
+  webhook_url: string | null;
+  phone_number_id: string | null;
+  pool_id: string | null;
+  status: CallStatus;
+  ended_reason: string | null;
+  carrier: string | null;
+  carrier_call_id: string | null;
+  /** The gateway node that hosts the call's media (orphan recovery). */
+  gateway_node: string | null;
+  created_at: number;
+  dialing_at: number | null;
+  /** When media went live (`started_at` on the API). */
+  answered_at: number | null;
+  ended_at: number | null;
+  duration_secs: number;
+  cost_paise: number;
+  transcript_available: number;
+  recording_available: number;
+  /** JSON text of the post-call analysis; null until ready. */
+  analysis: string | null;
+  /** JSON text of the latency summary; null until a turn was measured. */
+  latency: string | null;
+  /** What went wrong, for operators (never on the API). */
+  error: string | null;
+}
+
+export interface EventsTable {
+  id: string;
+  workspace_id: string;
+  call_id: string | null;
+  type: string;
+  created_at: number;
+  /** The envelope's exact JSON text, sent byte for byte on every attempt and replay. */
+  body: string;
+  webhook_url: string | null;
+  status: EventStatus;
+  attempts: number;
+  next_attempt_at: number | null;
+  /** HTTP status of the last attempt; null when it got no response. */
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -115,4 +183,6 @@ export interface Database {
   wallet_ledger: WalletLedgerTable;
   wallet_holds: WalletHoldsTable;
   idempotency_keys: IdempotencyKeysTable;
+  calls: CallsTable;
+  events: EventsTable;
 }

@@ -7,6 +7,8 @@ import { type DialectName, openPostgres, openSqlite } from './dialects.ts';
 import { migrateToLatest } from './migrations/index.ts';
 import { AgentStore } from './repos/agents.ts';
 import { ApiKeyStore } from './repos/api-keys.ts';
+import { CallStore } from './repos/calls.ts';
+import { EventStore } from './repos/events.ts';
 import { IdempotencyStore } from './repos/idempotency.ts';
 import { SecretStore } from './repos/secrets.ts';
 import { WorkspaceStore } from './repos/workspaces.ts';
@@ -36,6 +38,8 @@ function repositories(scope: Scope): Repositories {
     agents: new AgentStore(scope),
     wallet: new Wallet(scope),
     idempotency: new IdempotencyStore(scope),
+    calls: new CallStore(scope),
+    events: new EventStore(scope),
   };
 }
 
@@ -46,6 +50,8 @@ class SqlStore implements Store {
   readonly agents: Repositories['agents'];
   readonly wallet: Repositories['wallet'];
   readonly idempotency: Repositories['idempotency'];
+  readonly calls: Repositories['calls'];
+  readonly events: Repositories['events'];
 
   constructor(
     private readonly scope: Scope,
@@ -58,6 +64,8 @@ class SqlStore implements Store {
     this.agents = repos.agents;
     this.wallet = repos.wallet;
     this.idempotency = repos.idempotency;
+    this.calls = repos.calls;
+    this.events = repos.events;
   }
 
   get dialect(): DialectName {

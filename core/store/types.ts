@@ -3,6 +3,10 @@
  * PostgreSQL behind these interfaces; one conformance suite runs on both.
  * Times are epoch milliseconds; money is integer paise.
  */
+import type { CallRepo, EventRepo } from './call-types.ts';
+
+export * from './call-types.ts';
+
 export type JsonObject = { [key: string]: unknown };
 export type WorkspaceMode = 'sandbox' | 'production';
 
@@ -256,6 +260,8 @@ export interface Repositories {
   readonly agents: AgentRepo;
   readonly wallet: WalletLedger;
   readonly idempotency: IdempotencyRepo;
+  readonly calls: CallRepo;
+  readonly events: EventRepo;
 }
 
 export interface Store extends Repositories {

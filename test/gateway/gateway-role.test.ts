@@ -35,10 +35,10 @@ async function closeOf(url: string, message: string): Promise<{ code: number; re
   return { code, reason: reason.toString() };
 }
 
-describe('gateway role', () => {
+describe('all roles in one process', () => {
   let p: TestPlatform;
   before(async () => {
-    p = await startTestPlatform(embedded!, { env: { ROLES: 'api,gateway' } });
+    p = await startTestPlatform(embedded!, { env: { ROLES: 'api,gateway,worker' } });
   });
   after(() => p.close());
 

@@ -1,6 +1,7 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
 import type { Database } from '../db.ts';
 import * as foundation from './0001_foundation.ts';
+import * as callsEvents from './0002_calls_events.ts';
 
 /**
  * Every migration, in order, listed statically (no folder scan: the list is what ships). Append new ones with
@@ -8,6 +9,7 @@ import * as foundation from './0001_foundation.ts';
  */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': foundation,
+  '0002_calls_events': callsEvents,
 };
 
 const provider: MigrationProvider = {

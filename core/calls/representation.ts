@@ -1,0 +1,64 @@
+import { isoTime } from '../clock.ts';
+import { paiseToRupees } from '../money.ts';
+import type { CallChannel, CallRecord, CallStatus, JsonObject } from '../store/types.ts';
+
+/**
+ * The call object of the API: exactly what `GET /v2/calls/{id}` returns and what `data.call` of every webhook
+ * event carries at that moment (interface "Call (v2)"). The interface's fields first, in its order, then the
+ * fields this platform adds (the envelope and the object are additive). `variables` never appear here.
+ */
+export interface CallObject {
+  id: string;
+  object: 'call';
+  agent_id: string;
+  to: string | null;
+  status: CallStatus;
+  /** Null while the call is live. */
+  ended_reason: string | null;
+  /** When media went live; null when the call never connected. */
+  started_at: string | null;
+  /** Null while the call is live. */
+  ended_at: string | null;
+  /** Seconds media was live, per started second; 0 when never connected. */
+  duration_secs: number;
+  cost: { amount_inr: number; per_min_inr: number };
+  tier: string;
+  transcript_available: boolean;
+  recording_available: boolean;
+  /** `pool` (with `pool_id`) when a pool picked the number; absent otherwise. */
+  calls_from_source?: 'pool';
+  pool_id?: string;
+  channel: CallChannel;
+  from: string | null;
+  max_duration_secs: number;
+  created_at: string;
+  /** The post-call analysis; null until it is ready. */
+  analysis: JsonObject | null;
+  /** The call's latency summary as the pipeline recorded it; null until a turn was measured. */
+  latency: JsonObject | null;
+}
+
+export function callObject(call: CallRecord): CallObject {
+  return {
+    id: call.id,
+    object: 'call',
+    agent_id: call.agentId,
+    to: call.toNumber,
+    status: call.status,
+    ended_reason: call.endedReason,
+    started_at: call.answeredAt === null ? null : isoTime(call.answeredAt),
+    ended_at: call.endedAt === null ? null : isoTime(call.endedAt),
+    duration_secs: call.answeredAt === null ? 0 : call.durationSecs,
+    cost: { amount_inr: paiseToRupees(call.costPaise), per_min_inr: paiseToRupees(call.perMinPaise) },
+    tier: call.tier,
+    transcript_available: call.transcriptAvailable,
+    recording_available: call.recordingAvailable,
+    ...(call.poolId !== null ? { calls_from_source: 'pool' as const, pool_id: call.poolId } : {}),
+    channel: call.channel,
+    from: call.fromNumber,
+    max_duration_secs: call.maxDurationSecs,
+    created_at: isoTime(call.createdAt),
+    analysis: call.analysis,
+    latency: call.latency,
+  };
+}
