@@ -125,7 +125,9 @@ describe('Resampler streaming', () => {
           const chunked = new Resampler(from, to, { quality });
           const parts: Int16Array[] = [];
           for (let at = 0, i = 0; at < length; i++) {
-            const n = Math.min(sizes[i % sizes.length]!, length - at);
+            // Empty chunks are part of the test; every other one of them moves on by a sample so it ends.
+            const size = sizes[i % sizes.length]!;
+            const n = Math.min(size === 0 && i % 2 === 1 ? 1 : size, length - at);
             if (i % 2 === 0) {
               parts.push(chunked.process(input.subarray(at, at + n)));
             } else {
