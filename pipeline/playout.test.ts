@@ -86,3 +86,14 @@ test('pause holds back unsent audio; resume goes on from there', () => {
   assert.equal(sink.marks().length, 4);
   assert.deepEqual(p.heardOf('t').text, 's0 s1');
 });
+
+test('a segment cut off midway counts its words by the share of its audio that played', () => {
+  const sink = new RecordingSink();
+  const p = new Playout(sink, { highWatermarkMs: 1000, lowWatermarkMs: 500 });
+  p.enqueue('t', ms(100), 'Hello there.');
+  p.enqueue('t', ms(100), 'Your order left the warehouse on Monday morning.');
+  for (let i = 0; i < 3; i++) p.enqueue('t', ms(100));
+  for (const mark of sink.marks().slice(0, 3)) p.onPlaybackAck(mark);
+  // Hello there. (whole) + 200 of the second segment's 400 ms: 4 of its 8 words.
+  assert.deepEqual(p.flush('t'), { ms: 300, text: 'Hello there. Your order left the' });
+});

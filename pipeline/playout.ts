@@ -26,24 +26,33 @@ export const DEFAULT_PLAYOUT: PlayoutOptions = { highWatermarkMs: 400, lowWaterm
 
 const SAMPLES_PER_MS = 16;
 
+/** A piece of text handed to speech (a clause) and its audio: how much of it exists and how much was heard. */
+interface Segment {
+  text: string;
+  totalMs: number;
+  heardMs: number;
+}
+
 interface Chunk {
   turnId: string;
   pcm: Int16Array;
-  /** The text this chunk speaks (the whole segment on its first chunk, '' on the rest). */
-  text: string;
+  segment: Segment;
 }
 
 interface InFlight {
   mark: string;
   turnId: string;
   ms: number;
-  text: string;
+  segment: Segment;
 }
 
 export interface HeardSoFar {
   /** Milliseconds of the turn's audio the caller has heard. */
   ms: number;
-  /** The text of the segments heard, whole or in part (by duration). */
+  /**
+   * The text heard: segments played to their end whole, the one cut off in part (its words in proportion to
+   * the share of its audio played, rounded down: a word half heard was not heard).
+   */
   text: string;
 }
 
@@ -55,7 +64,7 @@ export class Playout {
   /** Held back by `pause` (barge-in), as opposed to `paused` by the watermark. */
   private held = false;
   private markSeq = 0;
-  private readonly heard = new Map<string, { ms: number; text: string[] }>();
+  private readonly segments = new Map<string, Segment[]>();
   private readonly listeners: { idle: Array<() => void> } = { idle: [] };
 
   constructor(
@@ -66,7 +75,18 @@ export class Playout {
   /** Queues a turn's audio; `text` is what this audio says (for the heard position). */
   enqueue(turnId: string, pcm: Int16Array, text = ''): void {
     if (pcm.length === 0) return;
-    this.queue.push({ turnId, pcm, text });
+    let segments = this.segments.get(turnId);
+    if (!segments) {
+      segments = [];
+      this.segments.set(turnId, segments);
+    }
+    let segment = segments.at(-1);
+    if (text || !segment) {
+      segment = { text, totalMs: 0, heardMs: 0 };
+      segments.push(segment);
+    }
+    segment.totalMs += pcm.length / SAMPLES_PER_MS;
+    this.queue.push({ turnId, pcm, segment });
     this.pump();
   }
 
@@ -76,10 +96,7 @@ export class Playout {
     if (index < 0) return;
     for (const done of this.inFlight.splice(0, index + 1)) {
       this.inFlightMs -= done.ms;
-      const entry = this.heard.get(done.turnId) ?? { ms: 0, text: [] };
-      entry.ms += done.ms;
-      if (done.text) entry.text.push(done.text);
-      this.heard.set(done.turnId, entry);
+      done.segment.heardMs += done.ms;
     }
     if (this.paused && this.inFlightMs < this.options.lowWatermarkMs) this.paused = false;
     this.pump();
@@ -104,8 +121,25 @@ export class Playout {
   }
 
   heardOf(turnId: string): HeardSoFar {
-    const entry = this.heard.get(turnId);
-    return { ms: entry?.ms ?? 0, text: entry?.text.join(' ') ?? '' };
+    let ms = 0;
+    const text: string[] = [];
+    for (const segment of this.segments.get(turnId) ?? []) {
+      ms += segment.heardMs;
+      if (segment.heardMs <= 0 || !segment.text) continue;
+      if (segment.heardMs >= segment.totalMs) {
+        text.push(segment.text);
+        continue;
+      }
+      const words = segment.text.split(/\s+/);
+      const heardWords = Math.floor((words.length * segment.heardMs) / segment.totalMs);
+      if (heardWords > 0) text.push(words.slice(0, heardWords).join(' '));
+    }
+    return { ms, text: text.join(' ') };
+  }
+
+  /** Forgets a finished turn's accounting. */
+  forget(turnId: string): void {
+    this.segments.delete(turnId);
   }
 
   /** Queued here plus unacknowledged at the carrier, in ms. */
@@ -149,7 +183,7 @@ export class Playout {
       const mark = `${chunk.turnId}:${++this.markSeq}`;
       this.sink.sendAudio(chunk.pcm);
       this.sink.sendMark(mark);
-      this.inFlight.push({ mark, turnId: chunk.turnId, ms, text: chunk.text });
+      this.inFlight.push({ mark, turnId: chunk.turnId, ms, segment: chunk.segment });
       this.inFlightMs += ms;
       if (this.inFlightMs >= this.options.highWatermarkMs) this.paused = true;
     }

@@ -1,6 +1,7 @@
 import type { ChatMessage, LanguageModel, ToolCall } from '../engines/llm/types.ts';
 import { SentenceSplitter } from '../engines/tts/sentences.ts';
 import type { Dialog, DialogAction } from './dialog/index.ts';
+import type { FailureStage } from './fallback.ts';
 
 /** Speaks one piece of text: PCM16 16 kHz chunks. The composition root hands in the voice router. */
 export interface Speaker {
@@ -39,6 +40,8 @@ export interface ReplyResult {
   endCall: { message: string; reason: 'assistant-ended-call' } | undefined;
   timings: ReplyTimings;
   aborted: boolean;
+  /** An engine failed: the model (its request or its stream) or speech. What was said before it stands. */
+  failure?: { stage: Exclude<FailureStage, 'stt'>; error: Error };
 }
 
 export interface ReplyContext {
@@ -52,6 +55,8 @@ export interface ReplyContext {
   voice: { voiceId: string; language: string };
   sink: ReplyAudioSink;
   wallNow: () => number;
+  /** Each function call's effect, as soon as the dialog applied it. */
+  onAction?: (action: DialogAction) => void;
 }
 
 /**
@@ -59,47 +64,63 @@ export interface ReplyContext {
  * keeps writing while the first clause is spoken), and function calls move the dialog (a flow transition, then
  * the reply goes on from the new node; `end_call`). Everything stops when `signal` aborts: the model's stream,
  * the speech in progress, and no audio of this turn is handed on afterwards.
+ *
+ * Engine failures do not throw: the reply ends with `failure` naming the stage. When the model fails, the
+ * clauses already complete are still spoken; when speech fails, the model is stopped. Either way the history
+ * may hold more or less than was heard: the caller of this function rewrites it to what was heard.
  */
 export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
   const timings: ReplyTimings = { requestAtWallMs: ctx.wallNow() };
   const spoken: string[] = [];
   const actions: DialogAction[] = [];
+  const speechFailed = new AbortController();
+  const signal = AbortSignal.any([ctx.signal, speechFailed.signal]);
+  const local = { ...ctx, signal };
   let endCall: ReplyResult['endCall'];
+  let failure: ReplyResult['failure'];
   let speech: Promise<void> = Promise.resolve();
 
   const say = (text: string) => {
     const clause = text.trim();
-    if (!clause || ctx.signal.aborted) return;
+    if (!clause || signal.aborted) return;
     spoken.push(clause);
     timings.firstClauseAtWallMs ??= ctx.wallNow();
-    speech = speech.then(() => speak(ctx, clause, timings));
-    // Handled here so a failure while the model still streams is not an unhandled rejection; `await speech`
-    // below still throws it.
-    speech.catch(() => undefined);
+    speech = speech
+      .then(() => speak(local, clause, timings))
+      .catch((error: unknown) => {
+        if (ctx.signal.aborted) return;
+        failure ??= { stage: 'tts', error: asError(error) };
+        speechFailed.abort();
+      });
   };
 
-  for (let round = 0; round < MAX_FUNCTION_ROUNDS && !ctx.signal.aborted && !endCall; round++) {
+  for (let round = 0; round < MAX_FUNCTION_ROUNDS && !signal.aborted && !endCall; round++) {
     const turn = ctx.dialog.turnContext();
     const splitter = new SentenceSplitter();
     const calls: ToolCall[] = [];
     let text = '';
-    const stream = ctx.llm.chat({
-      messages: [{ role: 'system', content: turn.system }, ...ctx.history],
-      functions: turn.functions,
-      signal: ctx.signal,
-    });
-    for await (const event of stream) {
-      if (event.type === 'text') {
-        timings.firstTokenAtWallMs ??= ctx.wallNow();
-        text += event.text;
-        for (const clause of splitter.push(event.text)) say(clause);
-      } else if (event.type === 'tool_call') {
-        timings.firstTokenAtWallMs ??= ctx.wallNow();
-        calls.push(event.call);
+    try {
+      for await (const event of ctx.llm.chat({
+        messages: [{ role: 'system', content: turn.system }, ...ctx.history],
+        functions: turn.functions,
+        signal,
+      })) {
+        if (event.type === 'text') {
+          timings.firstTokenAtWallMs ??= ctx.wallNow();
+          text += event.text;
+          for (const clause of splitter.push(event.text)) say(clause);
+        } else if (event.type === 'tool_call') {
+          timings.firstTokenAtWallMs ??= ctx.wallNow();
+          calls.push(event.call);
+        }
       }
+    } catch (error) {
+      // The clauses already complete are still spoken; the unfinished one is dropped.
+      if (!signal.aborted) failure ??= { stage: 'llm', error: asError(error) };
+      break;
     }
     for (const clause of splitter.flush()) say(clause);
-    if (ctx.signal.aborted) break;
+    if (signal.aborted) break;
     if (calls.length === 0) {
       if (text.trim()) ctx.history.push({ role: 'assistant', content: text.trim() });
       break;
@@ -108,6 +129,7 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
     for (const call of calls) {
       const action = ctx.dialog.onFunctionCall(call);
       actions.push(action);
+      ctx.onAction?.(action);
       ctx.history.push({
         role: 'tool',
         toolCallId: call.id,
@@ -120,7 +142,15 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
     }
   }
   await speech;
-  return { text: spoken.join(' '), actions, endCall, timings, aborted: ctx.signal.aborted };
+  const result: ReplyResult = {
+    text: spoken.join(' '),
+    actions,
+    endCall,
+    timings,
+    aborted: ctx.signal.aborted,
+  };
+  if (failure && !ctx.signal.aborted) result.failure = failure;
+  return result;
 }
 
 function functionResult(action: DialogAction): Record<string, unknown> {
@@ -132,6 +162,10 @@ function functionResult(action: DialogAction): Record<string, unknown> {
     case 'unknown_function':
       return { ok: false, error: `no function named ${action.name}` };
   }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 async function speak(ctx: ReplyContext, text: string, timings: ReplyTimings): Promise<void> {

@@ -1,12 +1,13 @@
 import type { SttEvent, SttStream } from '../engines/stt/types.ts';
 import { SpeechSegmenter } from '../engines/vad/segmenter.ts';
 import type { VadStream, VoiceActivityDetector } from '../engines/vad/types.ts';
-import { Endpointer, type TurnEnd } from './turn/endpointing.ts';
+import { CONTINUATION_FACTOR, Endpointer, type TurnEnd } from './turn/endpointing.ts';
 import {
   type InterruptionEvent,
   InterruptionPolicy,
   type InterruptionSettings,
 } from './turn/interruption.ts';
+import { normalizeWords, trailingContinuation } from './turn/lexicon.ts';
 
 /**
  * A batch STT transcribes after the caller stops, so its final can arrive after the endpointer declared the
@@ -25,15 +26,41 @@ export interface CallerTurn extends TurnEnd {
 
 export interface TurnTakingListener {
   callerTurn(turn: CallerTurn): void;
+  /** The caller spoke and the turn ended, but the STT failed to give their words. */
+  callerTurnLost(end: TurnEnd, error: Error): void;
   interruption(event: InterruptionEvent): void;
   transcript(event: Extract<SttEvent, { type: 'partial' | 'final' }>): void;
   sttError(error: Error): void;
+  /** The STT stream ended (or broke) while the call was live: nothing more will be heard. */
+  sttEnded(error: Error | null): void;
+}
+
+export interface TurnTakingSettings {
+  endpointingMs: number;
+  interruptions: InterruptionSettings;
+  /**
+   * The STT transcribes each utterance once it has ended (no partials, a VAD-segmented batch engine): its
+   * finals' `endOfTurn` only means its utterance ended, and a turn's words arrive after the turn ended.
+   */
+  batchStt: boolean;
+}
+
+/** A turn the endpointer ended whose words are not all in yet. */
+interface PendingTurn extends TurnEnd {
+  /** Give up waiting for words at this call time. */
+  deadlineMs: number;
+  /** The words arrived and end with "and", "aur", "umm": the turn ends here unless the caller goes on. */
+  holdUntilMs: number | null;
 }
 
 /**
  * Listens to the caller: every inbound frame goes to the VAD and the STT; speech segments and transcripts drive
  * the endpointer (when the caller's turn is over) and the interruption policy (what caller speech does while the
  * agent talks). Time is call time, ms of caller audio.
+ *
+ * When the endpointer ends a turn before its words are in (a batch STT), the turn waits for them: speech that
+ * resumes meanwhile continues the same turn, and words ending in a conjunction or filler get the longer silence
+ * the endpointer would have given them had it known them.
  */
 export class TurnTaking {
   private readonly vad: VadStream;
@@ -42,17 +69,24 @@ export class TurnTaking {
   readonly interruptions: InterruptionPolicy;
   private vadWork: Promise<void> = Promise.resolve();
   private nowMs = 0;
+  private speaking = false;
   private lastSpeechEndMs = 0;
+  private lastSpeechEndDecidedMs = -1;
   /** Finals since the last caller turn ended. */
   private words: string[] = [];
+  private lastFinalAtMs = -1;
   private lastFinalWallMs = 0;
-  private waitingForWords: (TurnEnd & { deadlineMs: number }) | null = null;
+  /** An STT failure since the last caller turn ended. */
+  private sttFailure: Error | null = null;
+  private pending: PendingTurn | null = null;
+  /** End of the last window loud enough to start speech while the caller was not speaking (a candidate). */
+  private loudAtMs: number | null = null;
   private closed = false;
 
   constructor(
     detector: VoiceActivityDetector,
     private readonly stt: SttStream,
-    settings: { endpointingMs: number; interruptions: InterruptionSettings },
+    private readonly settings: TurnTakingSettings,
     private readonly listener: TurnTakingListener,
     private readonly wallNow: () => number,
   ) {
@@ -61,6 +95,16 @@ export class TurnTaking {
     this.endpointer = new Endpointer({ endpointingMs: settings.endpointingMs });
     this.interruptions = new InterruptionPolicy(settings.interruptions);
     void this.readTranscripts();
+  }
+
+  /** Whether the caller is speaking (per the VAD). */
+  get callerSpeaking(): boolean {
+    return this.speaking;
+  }
+
+  /** Where the caller's last speech ended (call time), 0 before any. */
+  get quietSinceMs(): number {
+    return this.lastSpeechEndMs;
   }
 
   /** One inbound frame; `audioMs` is the call time at its end. */
@@ -72,15 +116,29 @@ export class TurnTaking {
     this.vadWork = this.vadWork.then(async () => {
       const probabilities = await pushed;
       if (this.closed) return;
-      for (const event of this.segmenter.pushAll(probabilities)) {
-        if (event.type === 'speech_end') this.lastSpeechEndMs = event.atMs;
+      for (const probability of probabilities) {
+        const event = this.segmenter.push(probability);
+        if (!this.speaking && probability >= this.segmenter.thresholds.activation) {
+          this.loudAtMs = this.segmenter.positionMs;
+        }
+        if (!event) continue;
+        if (event.type === 'speech_start') {
+          this.speaking = true;
+          this.loudAtMs = null;
+          // The caller goes on after a pause: still the same turn.
+          this.pending = null;
+        } else {
+          this.speaking = false;
+          this.lastSpeechEndMs = event.atMs;
+          this.lastSpeechEndDecidedMs = event.decidedAtMs;
+        }
         this.emitInterruptions(this.interruptions.onVad(event));
         this.onTurnEnd(this.endpointer.onVad(event));
       }
     });
     this.emitInterruptions(this.interruptions.tick(audioMs));
     this.onTurnEnd(this.endpointer.tick(audioMs));
-    if (this.waitingForWords && audioMs >= this.waitingForWords.deadlineMs) this.waitingForWords = null;
+    this.checkPending();
   }
 
   /** The agent's reply started playing (or stopped); the interruption policy needs to know. */
@@ -98,54 +156,132 @@ export class TurnTaking {
   }
 
   private async readTranscripts(): Promise<void> {
+    let failure: Error | null = null;
     try {
       for await (const event of this.stt) {
         if (this.closed) break;
-        if (event.type === 'error') {
-          this.listener.sttError(event.error);
-          continue;
-        }
-        if (event.type !== 'partial' && event.type !== 'final') continue;
-        this.listener.transcript(event);
-        const wall = this.wallNow();
-        if (event.type === 'final' && event.text.trim()) {
-          this.words.push(event.text.trim());
-          this.lastFinalWallMs = wall;
-        }
-        this.emitInterruptions(this.interruptions.onTranscript(event, this.nowMs));
-        this.onTurnEnd(this.endpointer.onTranscript(event, this.nowMs));
-        if (event.type === 'final' && this.waitingForWords && event.text.trim()) {
-          const pending = this.waitingForWords;
-          this.waitingForWords = null;
-          this.finishTurn(pending);
-        }
+        if (event.type === 'error') this.onSttError(event.error);
+        else if (event.type === 'partial' || event.type === 'final') this.onTranscript(event);
       }
     } catch (error) {
-      if (!this.closed) this.listener.sttError(error instanceof Error ? error : new Error(String(error)));
+      failure = error instanceof Error ? error : new Error(String(error));
     }
+    if (!this.closed) this.listener.sttEnded(failure);
+  }
+
+  private onTranscript(event: Extract<SttEvent, { type: 'partial' | 'final' }>): void {
+    this.listener.transcript(event);
+    const text = event.text.trim();
+    if (event.type === 'final' && text) {
+      this.words.push(text);
+      this.lastFinalAtMs = this.nowMs;
+      this.lastFinalWallMs = this.wallNow();
+    }
+    this.emitInterruptions(this.interruptions.onTranscript(event, this.nowMs));
+    const forEndpointer =
+      event.type === 'final' && this.settings.batchStt ? { ...event, endOfTurn: false } : event;
+    this.onTurnEnd(this.endpointer.onTranscript(forEndpointer, this.nowMs));
+    this.checkPending();
+  }
+
+  private onSttError(error: Error): void {
+    this.sttFailure = error;
+    this.listener.sttError(error);
+    const pending = this.pending;
+    if (!pending) return;
+    if (this.words.length > 0) this.finishTurn(pending);
+    else this.loseTurn(pending, error);
+  }
+
+  /** Whether the words of everything the caller said this turn are in. */
+  private wordsComplete(): boolean {
+    if (this.words.length === 0) return false;
+    // A batch STT's final for the latest speech comes after that speech ended.
+    return !this.settings.batchStt || this.lastFinalAtMs >= this.lastSpeechEndDecidedMs;
+  }
+
+  /**
+   * Speech may be resuming: the VAD heard a loud window but confirms speech only after `minSpeechMs` (250 ms),
+   * by which time the endpointer may have counted a short pause as the end of the turn. A turn does not end
+   * while this is undecided.
+   */
+  private resuming(): boolean {
+    if (this.speaking || this.loudAtMs === null) return false;
+    return this.segmenter.positionMs - this.loudAtMs < this.segmenter.thresholds.minSilenceMs;
   }
 
   private onTurnEnd(end: TurnEnd | null | undefined): void {
     if (!end) return;
-    if (this.words.length === 0) {
-      // No words yet: a batch STT is still transcribing. Wait for them, a little.
-      this.waitingForWords = { ...end, deadlineMs: this.nowMs + LATE_FINAL_WAIT_MS };
-      this.stt.flush();
+    if (this.wordsComplete() && !this.resuming()) {
+      this.finishTurn(end);
       return;
     }
-    this.finishTurn(end);
+    // Words still coming: a batch STT is transcribing. Wait for them, a little.
+    this.pending = { ...end, deadlineMs: this.nowMs + LATE_FINAL_WAIT_MS, holdUntilMs: null };
+    this.stt.flush();
   }
 
-  private finishTurn(end: TurnEnd): void {
+  private checkPending(): void {
+    const pending = this.pending;
+    if (!pending || this.resuming()) return;
+    if (this.wordsComplete()) {
+      this.settle(pending);
+      return;
+    }
+    if (this.nowMs < pending.deadlineMs) return;
+    if (this.words.length > 0) this.finishTurn(pending);
+    else if (this.sttFailure) this.loseTurn(pending, this.sttFailure);
+    else this.resetTurn();
+  }
+
+  /**
+   * A pending turn whose words are in ends now, unless they end with "and", "aur", "umm": then it ends once the
+   * longer silence the endpointer would have asked for, had it known the words, is over.
+   */
+  private settle(pending: PendingTurn): void {
+    if (pending.holdUntilMs === null) {
+      const trailingWord = trailingContinuation(normalizeWords(this.words.join(' ')));
+      const requiredMs = this.settings.endpointingMs * CONTINUATION_FACTOR;
+      const holdUntilMs = this.lastSpeechEndMs + requiredMs;
+      if (!trailingWord || holdUntilMs <= this.nowMs) {
+        this.finishTurn(pending);
+        return;
+      }
+      Object.assign(pending, { reason: 'continuation', requiredMs, trailingWord, holdUntilMs });
+    }
+    if (pending.holdUntilMs !== null && this.nowMs >= pending.holdUntilMs) {
+      this.finishTurn({ ...pending, atMs: this.nowMs, endpointMs: this.nowMs - this.lastSpeechEndMs });
+    }
+  }
+
+  private finishTurn(decided: TurnEnd | PendingTurn): void {
     const text = this.words.join(' ').trim();
-    this.words = [];
+    this.resetTurn();
     if (!text) return;
+    const { type, reason, atMs, endpointMs, requiredMs, transcript, trailingWord } = decided;
     this.listener.callerTurn({
-      ...end,
+      type,
+      reason,
+      atMs,
+      endpointMs,
+      requiredMs,
+      transcript,
+      ...(trailingWord === undefined ? {} : { trailingWord }),
       text,
-      speechEndMs: this.lastSpeechEndMs || end.atMs - end.endpointMs,
+      speechEndMs: this.lastSpeechEndMs || atMs - endpointMs,
       finalAtWallMs: this.lastFinalWallMs,
     });
+  }
+
+  private loseTurn(end: TurnEnd, error: Error): void {
+    this.resetTurn();
+    this.listener.callerTurnLost(end, error);
+  }
+
+  private resetTurn(): void {
+    this.words = [];
+    this.pending = null;
+    this.sttFailure = null;
   }
 
   private emitInterruptions(events: InterruptionEvent[]): void {

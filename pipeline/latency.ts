@@ -1,0 +1,51 @@
+import type { CallTime } from './call-time.ts';
+import { type LatencySummary, summarizeLatency, type TurnLatency } from './metrics.ts';
+import type { ReplyTimings } from './reply.ts';
+import type { CallerTurn } from './turn-taking.ts';
+
+/**
+ * One agent turn's latency (metrics.ts) from the caller's turn and the reply's wall-clock timings. The caller
+ * stopping speaking is call time; it is mapped to wall time by when that audio arrived. Null when the reply
+ * produced no audio (nothing to measure voice to voice).
+ */
+export function turnLatency(caller: CallerTurn, t: ReplyTimings, time: CallTime): TurnLatency | null {
+  if (t.firstAudioAtWallMs === undefined) return null;
+  const speechEndWall = time.wallAt(caller.speechEndMs);
+  const sttFinal = Math.max(0, caller.finalAtWallMs - speechEndWall);
+  const llmFirstToken = (t.firstTokenAtWallMs ?? t.requestAtWallMs) - t.requestAtWallMs;
+  const llmFirstClause = (t.firstClauseAtWallMs ?? t.requestAtWallMs) - t.requestAtWallMs;
+  const ttsFirstAudio = t.firstAudioAtWallMs - (t.firstTtsRequestAtWallMs ?? t.firstAudioAtWallMs);
+  const voiceToVoice = t.firstAudioAtWallMs - speechEndWall;
+  const waited = Math.max(caller.endpointMs, sttFinal);
+  return {
+    endpoint_ms: caller.endpointMs,
+    stt_final_ms: sttFinal,
+    llm_first_token_ms: llmFirstToken,
+    tts_first_audio_ms: ttsFirstAudio,
+    voice_to_voice_ms: voiceToVoice,
+    pipeline_overhead_ms: Math.max(0, voiceToVoice - waited - llmFirstClause - ttsFirstAudio),
+  };
+}
+
+/** The call's per-turn latencies: each is handed on as measured, and summarized when the call ends. */
+export class LatencyLog {
+  private readonly turns: TurnLatency[] = [];
+
+  constructor(
+    private readonly time: CallTime,
+    private readonly onLatency?: (latency: TurnLatency) => void,
+  ) {}
+
+  /** Measures a reply to a caller's turn; null when it produced no audio. */
+  record(caller: CallerTurn, timings: ReplyTimings): TurnLatency | null {
+    const latency = turnLatency(caller, timings, this.time);
+    if (!latency) return null;
+    this.turns.push(latency);
+    this.onLatency?.(latency);
+    return latency;
+  }
+
+  summary(): LatencySummary | null {
+    return summarizeLatency(this.turns);
+  }
+}

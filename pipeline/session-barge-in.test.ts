@@ -1,0 +1,203 @@
+/**
+ * Barge-in end to end, with real speech (eSpeak NG) as caller frames: a caller who talks over a reply stops it
+ * within 100 ms of call time of the decision and the model's context keeps only what was heard; backchannels
+ * ("haan", "ok", "hmm") do not stop the agent; a cough with no words pauses the reply, which then resumes where
+ * it paused. The model is the OpenAI-compatible provider against a fake server on loopback (its requests show
+ * the context), or the scripted dialog engine.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
+import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
+import { FakeOpenAiServer } from '../engines/llm/testing/fake-openai-server.ts';
+import { CUT_OFF_MARK } from './heard-context.ts';
+import { testAgent } from './testing/agents.ts';
+import { coughLike, durationMs, silence, speech } from './testing/caller-audio.ts';
+import { type LocalEngines, localEngines } from './testing/local-engines.ts';
+import { RecordingSpeaker, type Synthesis } from './testing/recording-speaker.ts';
+import { CallHarness, ENGINE_WAIT_MS } from './testing/session-harness.ts';
+
+const REPLY =
+  'Your order left our warehouse in Ahmedabad on Monday morning. It is now with the courier in Mumbai. ' +
+  'The courier plans to deliver it on Thursday between ten and two. You will get a message with the tracking ' +
+  'link before it arrives. If nobody is home, the courier will try again on Friday. You can also pick it up ' +
+  'from the nearest collection point with your order number.';
+const BARGE_IN = 'Actually I want to change my delivery address instead.';
+/** Words a second a slow model writes: the reply is still being written when the caller cuts in. */
+const SLOW_TOKENS_PER_SECOND = 12;
+/** How much of the reply the caller hears before cutting in. */
+const HEARD_BEFORE_BARGE_IN_MS = 2500;
+/** The brief: no agent audio of the interrupted turn plays more than this after the decision. */
+const STOP_WITHIN_MS = 100;
+
+const words = (text: string) => text.split(/\s+/).filter(Boolean);
+
+describe('barge-in with real speech', () => {
+  let engines: LocalEngines;
+  before(async () => {
+    engines = await localEngines();
+  });
+  after(() => engines.close());
+
+  test('the agent stops within 100 ms of the interruption and the model hears only what the caller heard', async () => {
+    const llm = await FakeOpenAiServer.start({
+      reply: (_body, n) =>
+        n === 0
+          ? { text: REPLY, tokensPerSecond: SLOW_TOKENS_PER_SECOND }
+          : { text: 'Sure, what is the new address?' },
+    });
+    try {
+      const agent = testAgent({ first_message: 'Hello {{name}}.' });
+      const speaker = new RecordingSpeaker(engines.tts);
+      const call = new CallHarness({
+        agent,
+        stt: engines.sttServer,
+        engines: {
+          llm: new OpenAiChatModel({ baseURL: llm.baseURL, apiKey: 'test', model: 'fake-model' }),
+          stt: engines.stt,
+          vad: engines.vad,
+          speaker,
+        },
+      }).start();
+      assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
+      await call.say(await speech(engines.tts, 'Where is my order?'), 'Where is my order?');
+      const heard = () => call.carrier.turns.get('t2')?.samples ?? 0;
+      assert.ok(await call.until(() => heard() >= HEARD_BEFORE_BARGE_IN_MS * 16, ENGINE_WAIT_MS), call.log());
+      await call.say(await speech(engines.tts, BARGE_IN), BARGE_IN);
+      const interrupted = () => call.first('interruption', (e) => e.event.type === 'interrupted');
+      assert.ok(await call.until(() => interrupted() !== undefined, ENGINE_WAIT_MS), call.log());
+      assert.ok(await call.until(() => llm.requests.length >= 2, ENGINE_WAIT_MS), call.log());
+
+      const decision = interrupted()!;
+      assert.equal(decision.event.turnId, 't2');
+      const playback = call.carrier.turns.get('t2')!;
+      assert.ok(
+        playback.lastAtMs <= decision.atMs + STOP_WITHIN_MS,
+        `agent audio played until ${playback.lastAtMs} ms, the interruption was decided at ${decision.atMs} ms`,
+      );
+
+      // The next request: [..., user "Where is my order?", assistant <heard>, user <barge-in>].
+      const messages = llm.requests[1]!.body!.messages!;
+      assert.equal(messages.at(-1)?.role, 'user');
+      assert.equal(messages.at(-1)?.content, BARGE_IN);
+      const said = messages.at(-2)!;
+      assert.equal(said.role, 'assistant');
+      const content = String(said.content);
+      assert.ok(content.endsWith(CUT_OFF_MARK), content);
+      const kept = words(content.slice(0, -CUT_OFF_MARK.length));
+      assert.deepEqual(kept, words(REPLY).slice(0, kept.length), 'a prefix of the reply');
+      assert.ok(kept.length > 0 && kept.length < words(REPLY).length, content);
+      // As many words as the audio played holds: clause by clause, the one cut off by its share of time.
+      const expected = wordsHeard(speaker.syntheses.slice(1), playback.samples);
+      assert.ok(Math.abs(kept.length - expected) <= 2, `${kept.length} words kept, ${expected} heard`);
+
+      call.session.stopped();
+      const outcome = await call.session.finished;
+      const cut = outcome.transcript.find((t) => t.speaker === 'agent' && t.interrupted);
+      assert.equal(cut?.text, kept.join(' '));
+    } finally {
+      await llm.close();
+    }
+  });
+
+  test('backchannels ("haan", "ok", "hmm") do not stop the agent: the reply plays to its end', async () => {
+    const opening =
+      'Hello Ravi. I am calling about your recent order from Acme. It was packed yesterday and it left ' +
+      'our warehouse this morning. The courier will deliver it tomorrow afternoon. Please keep your phone ' +
+      'nearby, because the courier may call you before arriving.';
+    const speaker = new RecordingSpeaker(engines.tts);
+    const call = new CallHarness({
+      agent: testAgent({ first_message: opening }),
+      stt: engines.sttServer,
+      engines: { llm: new ScriptedDialogModel(), stt: engines.stt, vad: engines.vad, speaker },
+    }).start();
+    const playedMs = () => (call.carrier.turns.get('t1')?.samples ?? 0) / 16;
+    for (const [word, atMs] of [
+      ['haan', 1500],
+      ['ok', 5000],
+      ['hmm', 8500],
+    ] as const) {
+      assert.ok(await call.until(() => playedMs() >= atMs, ENGINE_WAIT_MS), call.log());
+      await call.say(await speech(engines.tts, word), word);
+    }
+    assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
+
+    const episodes = call.all('interruption').map((e) => e.event.event);
+    assert.ok(
+      episodes.some((e) => e.type === 'paused'),
+      `the caller's speech was heard: ${call.log()}`,
+    );
+    assert.equal(episodes.filter((e) => e.type === 'interrupted').length, 0, call.log());
+    assert.deepEqual(call.carrier.clears, [], 'nothing was flushed');
+    assert.equal(call.all('caller_turn').length, 0, 'backchannels are not turns');
+    const full = speaker.audioOf(opening);
+    assert.deepEqual(call.carrier.audioOf('t1'), full, 'every sample of the reply played, once, in order');
+    call.session.stopped();
+    const outcome = await call.session.finished;
+    assert.equal(outcome.transcript[0]?.interrupted, false);
+  });
+
+  test('a cough with no words pauses the reply, which resumes where it paused', async () => {
+    const opening =
+      'Hello Ravi. I am calling from Acme about the delivery of your order. The courier will arrive ' +
+      'tomorrow between ten in the morning and two in the afternoon. Please keep your phone nearby.';
+    const speaker = new RecordingSpeaker(engines.tts);
+    const call = new CallHarness({
+      agent: testAgent({ first_message: opening }),
+      stt: engines.sttServer,
+      engines: { llm: new ScriptedDialogModel(), stt: engines.stt, vad: engines.vad, speaker },
+    }).start();
+    const playedMs = () => (call.carrier.turns.get('t1')?.samples ?? 0) / 16;
+    assert.ok(await call.until(() => playedMs() >= 1500, ENGINE_WAIT_MS), call.log());
+    await call.say(coughLike(), '');
+    assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
+
+    const episodes = call.all('interruption').map((e) => e.event.event);
+    assert.deepEqual(
+      episodes.map((e) => `${e.type}:${e.reason}`),
+      ['paused:caller_speech', 'resumed:false_interruption'],
+    );
+    assert.deepEqual(call.carrier.clears, []);
+    const full = speaker.audioOf(opening);
+    assert.deepEqual(call.carrier.audioOf('t1'), full, 'resumed at the sample where it paused');
+    const playback = call.carrier.turns.get('t1')!;
+    const span = playback.lastAtMs - playback.firstAtMs;
+    assert.ok(span >= durationMs(full) + 300, `the reply paused: ${span} ms to play ${durationMs(full)} ms`);
+    assert.equal(call.all('caller_turn').length, 0);
+    call.session.stopped();
+    await call.session.finished;
+  });
+
+  test('a burst of noise is not speech: the reply is not even paused', async () => {
+    const { whiteNoise } = await import('../engines/vad/testing/speech.ts');
+    const opening = 'Hello Ravi. I am calling from Acme about the delivery of your order tomorrow.';
+    const call = new CallHarness({
+      agent: testAgent({ first_message: opening }),
+      stt: engines.sttServer,
+      engines: { llm: new ScriptedDialogModel(), stt: engines.stt, vad: engines.vad, speaker: engines.tts },
+    }).start();
+    assert.ok(await call.until(() => (call.carrier.turns.get('t1')?.samples ?? 0) >= 16_000, ENGINE_WAIT_MS));
+    await call.say(whiteNoise(400, -20), '');
+    await call.feed(silence(200));
+    assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
+    assert.equal(call.all('interruption').length, 0, call.log());
+    call.session.stopped();
+    await call.session.finished;
+  });
+});
+
+/** Words a caller heard in `samples` of a reply spoken as these clauses: whole ones, then a share of the next. */
+function wordsHeard(clauses: readonly Synthesis[], samples: number): number {
+  let left = samples;
+  let count = 0;
+  for (const clause of clauses) {
+    const n = words(clause.text).length;
+    if (left >= clause.samples) {
+      count += n;
+      left -= clause.samples;
+      continue;
+    }
+    return count + Math.floor((n * left) / clause.samples);
+  }
+  return count;
+}

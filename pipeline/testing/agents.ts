@@ -1,0 +1,29 @@
+import type { AgentSettings } from '../../core/agents/types.ts';
+
+/** An agent as stored, with the platform's defaults; tests override what they are about. */
+export function testAgent(overrides: Partial<AgentSettings> = {}): AgentSettings {
+  return {
+    name: 'Asha',
+    draft: false,
+    archived: false,
+    system_prompt: 'You are Asha from Acme, helping {{name}} with their order.',
+    first_message: 'Hello {{name}}, this is Asha from Acme.',
+    language: 'en-IN',
+    secondary_languages: [],
+    voice: { voice_id: 'local-en-female', language: 'en-IN' },
+    max_duration_secs: 120,
+    end_call: { enabled: true, message: 'Goodbye!', confirm: false },
+    voicemail: { action: 'hangup' },
+    background_sound: { sound: 'off' },
+    behavior: {
+      interruptions: 'normal',
+      adaptive_interruptions: true,
+      min_interrupt_ms: 300,
+      min_words: 0,
+      endpointing_ms: 500,
+    },
+    analysis: { enabled: false },
+    tools: [],
+    ...overrides,
+  };
+}

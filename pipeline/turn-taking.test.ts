@@ -1,0 +1,164 @@
+/**
+ * TurnTaking with a batch STT, narrowly: the endpointer ends a turn before its words are in, so the turn waits
+ * for them; speech that resumes meanwhile is the same turn; words ending in "and" get the longer silence; an STT
+ * failure while waiting loses the turn (reported, not dropped in silence); a broken STT stream is reported.
+ * The VAD is a fake that hears speech in any frame that is not silent (20 ms windows), the STT a scripted stream.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { EventQueue } from '../engines/stt/event-queue.ts';
+import type { SttEvent, SttStream } from '../engines/stt/types.ts';
+import type { VadStream, VoiceActivityDetector } from '../engines/vad/types.ts';
+import type { TurnEnd } from './turn/endpointing.ts';
+import { CONTINUATION_FACTOR } from './turn/endpointing.ts';
+import { type CallerTurn, LATE_FINAL_WAIT_MS, TurnTaking } from './turn-taking.ts';
+
+const ENDPOINTING_MS = 500;
+
+class LoudnessVad implements VoiceActivityDetector {
+  readonly name = 'loudness';
+  readonly windowSamples = 320;
+  createStream(): VadStream {
+    return {
+      push: async (frame) => [frame.some((s) => s !== 0) ? 1 : 0],
+      reset: () => {},
+    };
+  }
+}
+
+class ScriptedStt implements SttStream {
+  readonly events = new EventQueue<SttEvent>();
+  flushes = 0;
+  push(): void {}
+  flush(): void {
+    this.flushes++;
+  }
+  async end(): Promise<void> {
+    this.events.close();
+  }
+  [Symbol.asyncIterator](): AsyncIterator<SttEvent> {
+    return this.events[Symbol.asyncIterator]();
+  }
+}
+
+function setup() {
+  const stt = new ScriptedStt();
+  const heard = { turns: [] as CallerTurn[], lost: [] as TurnEnd[], ended: [] as Array<Error | null> };
+  const listening = new TurnTaking(
+    new LoudnessVad(),
+    stt,
+    {
+      endpointingMs: ENDPOINTING_MS,
+      interruptions: { mode: 'normal', adaptive: true, minInterruptMs: 300, minWords: 0 },
+      batchStt: true,
+    },
+    {
+      callerTurn: (turn) => heard.turns.push(turn),
+      callerTurnLost: (end) => heard.lost.push(end),
+      interruption: () => {},
+      transcript: () => {},
+      sttError: () => {},
+      sttEnded: (error) => heard.ended.push(error),
+    },
+    () => 0,
+  );
+  let nowMs = 0;
+  const frames = async (ms: number, loud: boolean) => {
+    for (let t = 0; t < ms; t += 20) {
+      nowMs += 20;
+      listening.frame(new Int16Array(320).fill(loud ? 1000 : 0), nowMs);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  const final = async (text: string) => {
+    stt.events.put({ type: 'final', text, endOfTurn: true });
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { stt, heard, frames, final, now: () => nowMs };
+}
+
+test('speech that resumes while the words are awaited is the same turn', async () => {
+  const t = setup();
+  await t.frames(1000, true);
+  // 520 ms of silence: the endpointer's 500 ms pass before the VAD can confirm the caller went on.
+  await t.frames(520, false);
+  assert.equal(t.stt.flushes, 1, 'the STT was asked for the words');
+  await t.frames(100, true);
+  await t.final('I want to check my order and');
+  await t.frames(900, true);
+  await t.frames(600, false);
+  await t.final('also change my address');
+  await t.frames(100, false);
+  assert.deepEqual(
+    t.heard.turns.map((turn) => turn.text),
+    ['I want to check my order and also change my address'],
+  );
+});
+
+test('a pause shorter than endpointing_ms is not the end, though the VAD confirms the speech after it', async () => {
+  const t = setup();
+  await t.frames(1000, true);
+  // Speech resumes after 300 ms; the VAD confirms it 250 ms later, after the endpointer's 500 ms, and the
+  // words of the first part arrive in between.
+  await t.frames(300, false);
+  await t.frames(220, true);
+  await t.final('I want to check my order');
+  await t.frames(1000, true);
+  await t.frames(600, false);
+  await t.final('for last Tuesday.');
+  assert.deepEqual(
+    t.heard.turns.map((turn) => turn.text),
+    ['I want to check my order for last Tuesday.'],
+  );
+});
+
+test('words ending in "and" hold the turn for the longer silence, then end it', async () => {
+  const t = setup();
+  await t.frames(1000, true);
+  await t.frames(560, false);
+  await t.final('I want to check my order and');
+  assert.equal(t.heard.turns.length, 0, 'held');
+  const holdMs = ENDPOINTING_MS * CONTINUATION_FACTOR;
+  await t.frames(holdMs, false);
+  assert.equal(t.heard.turns.length, 1);
+  const turn = t.heard.turns[0]!;
+  assert.equal(turn.reason, 'continuation');
+  assert.equal(turn.trailingWord, 'and');
+  assert.ok(turn.endpointMs >= holdMs, `${turn.endpointMs} ms of silence`);
+});
+
+test('a finished sentence whose words arrive late ends the turn on arrival', async () => {
+  const t = setup();
+  await t.frames(1000, true);
+  await t.frames(600, false);
+  await t.final('Where is my order?');
+  assert.deepEqual(
+    t.heard.turns.map((turn) => [turn.text, turn.reason]),
+    [['Where is my order?', 'silence']],
+  );
+});
+
+test('an STT failure while the words are awaited loses the turn, and says so', async () => {
+  const t = setup();
+  await t.frames(1000, true);
+  await t.frames(600, false);
+  t.stt.events.put({ type: 'error', error: new Error('transcription server answered 500') });
+  await t.frames(20, false);
+  assert.equal(t.heard.lost.length, 1);
+  assert.equal(t.heard.turns.length, 0);
+});
+
+test('speech without words (a cough) is dropped after the wait, without a turn', async () => {
+  const t = setup();
+  await t.frames(400, true);
+  await t.frames(600 + LATE_FINAL_WAIT_MS, false);
+  assert.deepEqual([t.heard.turns.length, t.heard.lost.length], [0, 0]);
+});
+
+test('an STT stream that ends while the call is live is reported', async () => {
+  const t = setup();
+  await t.frames(100, false);
+  t.stt.events.close();
+  await t.frames(20, false);
+  assert.deepEqual(t.heard.ended, [null]);
+});
