@@ -1,0 +1,665 @@
+/**
+ * Pipeline overhead, CPU and memory per live call: 1, 50 and 200 concurrent CallSessions talking to engines of
+ * fixed latency (ARCHITECTURE.md section 10).
+ *
+ *   npm run bench:pipeline -- [--sessions 1,50,200] [--turns 3] [--runs 1] [--json] [--spread 4000]
+ *                             [--voicemail] [--cpu-prof] [--cpu-prof-dir DIR] [--turn-log FILE]
+ *
+ * Three kinds of process:
+ * - this one: makes the caller's lines once with eSpeak NG, starts the others, samples CPU, prints;
+ * - the engines (`bench/pipeline-engines.ts`), real servers on 127.0.0.1: a fake Deepgram live STT that sends
+ *   `speech_final` 150 ms of audio after the caller's speech stops (chosen over the batch transcription fake: the
+ *   batch adapter only sends an utterance after its own 500 ms of VAD silence, so its "150 ms" could not be
+ *   150 ms after the speech), a fake OpenAI chat server (first chunk after 300 ms, then 50 tokens/s) and a fake
+ *   OpenAI speech server (first audio after 100 ms). Their CPU is measured and reported apart;
+ * - the sessions (`bench/pipeline-sessions.ts`), one fresh process per run and N: Silero VAD in process (one
+ *   model, batched across streams), N CallSessions fed in real time by simulated callers on one 20 ms frame
+ *   clock, each with a simulated carrier that plays the agent's audio in real time and acknowledges marks
+ *   (`bench/pipeline-carrier.ts`: the test carrier's playback without its recording). The callers and carriers
+ *   are plain function calls inside that process (no transport): their own cost is a frame lookup and a queue
+ *   walk per 20 ms, included in the session process's CPU. Answering machine detection (a per-call cost of the
+ *   first 8 s of outbound calls) is off, as for inbound calls, unless `--voicemail`.
+ *
+ * Per N: voice to voice and pipeline overhead over all turns, from the sessions' own per-turn latency; the
+ * same turns on the benchmark's clock (caller's last loud frame due at the carrier -> reply's first audio at
+ * the carrier) minus the engines' fixed latencies ("unaccounted": what the pipeline, the loopback and the fakes
+ * add); CPU of the session process per session-second; event-loop delay; RSS growth per session over the idle
+ * baseline (after a one-call warm-up; peak while all N were live, without forcing GC: an upper bound); the
+ * engines process's CPU; and the machine's load, since other work on the machine shares its cores.
+ * `--cpu-prof` writes a CPU profile of each measured window and prints where the time went; `--turn-log` appends
+ * every turn's figures, and each run's timeline (per second: live sessions, CPU, frame lateness), to a file as
+ * JSON lines.
+ * With `--json` the last line is one JSON object. Everything started is stopped, on failure too.
+ */
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createTextToSpeech } from '../engines/tts/index.ts';
+import { BenchChild } from './api-child.ts';
+import { formatProfile, summarizeProfile } from './pipeline-profile.ts';
+import {
+  assertLoopback,
+  CALLER_LINES,
+  type CallerUtterance,
+  ENGINE_LATENCY,
+  type EnginesWindow,
+  FAKE_STT_LOUD_LEVEL,
+  FRAME_SAMPLES,
+  type FromEngines,
+  type FromSessions,
+  nominalEngineMs,
+  percentile,
+  type RunResult,
+  type ToEngines,
+  type ToSessions,
+} from './pipeline-protocol.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const START_TIMEOUT_MS = 60_000;
+/** Silero load, the warm-up call and first connections, on a busy machine. */
+const WARMUP_TIMEOUT_MS = 180_000;
+/** A speech end this much before the true one is another (earlier) speech end; this much after, the commit's. */
+const STALE_SPEECH_END_MS = 300;
+const LATE_SPEECH_END_MS = 60;
+/** Frames fed later than this (p99) mean the session process's event loop could not keep up. */
+const OVERLOAD_LATENESS_MS = 40;
+
+interface Options {
+  sessions: number[];
+  turns: number;
+  runs: number;
+  json: boolean;
+  spreadMs: number;
+  cpuProfDir: string | undefined;
+  turnLog: string | undefined;
+  voicemail: boolean;
+}
+
+function positiveInteger(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`--${name}: expected a positive integer, got "${text}"`);
+  return value;
+}
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      sessions: { type: 'string', default: '1,50,200' },
+      turns: { type: 'string', default: '3' },
+      runs: { type: 'string', default: '1' },
+      spread: { type: 'string', default: '4000' },
+      json: { type: 'boolean', default: false },
+      'cpu-prof': { type: 'boolean', default: false },
+      'cpu-prof-dir': { type: 'string' },
+      'turn-log': { type: 'string' },
+      voicemail: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const sessions = (values.sessions ?? '').split(',').map((s) => positiveInteger('sessions', s.trim()));
+  const spreadMs = Number(values.spread);
+  if (!Number.isFinite(spreadMs) || spreadMs < 0)
+    throw new Error(`--spread: expected ms >= 0, got "${values.spread}"`);
+  const wantProfile = values['cpu-prof'] === true || values['cpu-prof-dir'] !== undefined;
+  const cpuProfDir = wantProfile
+    ? path.resolve(values['cpu-prof-dir'] ?? mkdtempSync(path.join(os.tmpdir(), 'bench-pipeline-prof-')))
+    : undefined;
+  if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true });
+  return {
+    sessions,
+    turns: positiveInteger('turns', values.turns ?? '3'),
+    runs: positiveInteger('runs', values.runs ?? '1'),
+    json: values.json === true,
+    spreadMs,
+    cpuProfDir,
+    turnLog: values['turn-log'] === undefined ? undefined : path.resolve(values['turn-log']),
+    voicemail: values.voicemail === true,
+  };
+}
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+// --- cleanup ---------------------------------------------------------------------------------------------
+
+const cleanups: Array<() => Promise<void>> = [];
+
+async function cleanUp(): Promise<void> {
+  while (cleanups.length > 0) {
+    const undo = cleanups.pop();
+    try {
+      await undo?.();
+    } catch (error) {
+      log(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
+
+let interrupted = false;
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    interrupted = true;
+    log(`bench:pipeline: ${signal}; stopping everything`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+// --- machine ---------------------------------------------------------------------------------------------
+
+/** Busy and total jiffies of all CPUs from /proc/stat (Linux); undefined elsewhere. */
+function machineTicks(): { busy: number; total: number } | undefined {
+  try {
+    const first = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
+    const fields = first.trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
+    const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+    return { busy: total - idle, total };
+  } catch {
+    return undefined;
+  }
+}
+
+function uptime(): string {
+  try {
+    return execFileSync('uptime', { encoding: 'utf8', timeout: 5_000 }).trim();
+  } catch {
+    return `load average: ${os
+      .loadavg()
+      .map((v) => v.toFixed(2))
+      .join(', ')}`;
+  }
+}
+
+// --- caller speech ---------------------------------------------------------------------------------------
+
+/** The caller's lines, spoken once by eSpeak NG; warns about pauses long enough to end an utterance early. */
+async function callerSpeech(): Promise<CallerUtterance[]> {
+  const tts = createTextToSpeech({ espeak: true });
+  try {
+    const out: CallerUtterance[] = [];
+    for (const text of CALLER_LINES) {
+      const chunks: Int16Array[] = [];
+      for await (const chunk of tts.synthesize({ voiceId: 'local-en-male', text, language: 'en-IN' })) {
+        chunks.push(chunk);
+      }
+      const samples = chunks.reduce((n, c) => n + c.length, 0);
+      const bytes = Buffer.alloc(samples * 2);
+      let at = 0;
+      for (const chunk of chunks) for (const v of chunk) at = bytes.writeInt16LE(v, at);
+      const pause = longestInnerPauseMs(bytes);
+      if (pause >= ENGINE_LATENCY.sttEndpointingMs) {
+        log(`warning: "${text}" has a ${pause} ms pause: the fake STT will end the utterance there`);
+      }
+      out.push({ text, pcmBase64: bytes.toString('base64') });
+    }
+    return out;
+  } finally {
+    await tts.close();
+  }
+}
+
+function longestInnerPauseMs(pcm: Buffer): number {
+  const loud: boolean[] = [];
+  for (let at = 0; at + FRAME_SAMPLES * 2 <= pcm.length; at += FRAME_SAMPLES * 2) {
+    let sum = 0;
+    for (let i = 0; i < FRAME_SAMPLES; i++) sum += Math.abs(pcm.readInt16LE(at + i * 2));
+    loud.push(sum / FRAME_SAMPLES >= FAKE_STT_LOUD_LEVEL);
+  }
+  let run = 0;
+  let longest = 0;
+  for (let i = loud.indexOf(true); i >= 0 && i <= loud.lastIndexOf(true); i++) {
+    run = loud[i] ? 0 : run + 1;
+    longest = Math.max(longest, run);
+  }
+  return longest * 20;
+}
+
+// --- children --------------------------------------------------------------------------------------------
+
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  // Only what a Node process needs; no inherited NODE_OPTIONS, proxies or OPENAI_* settings.
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+type EnginesChild = BenchChild<ToEngines, FromEngines>;
+type SessionsChild = BenchChild<ToSessions, FromSessions>;
+
+// --- one run ---------------------------------------------------------------------------------------------
+
+/** Every figure of one run; medians over runs are taken field by field. */
+interface Figures {
+  sessions: number;
+  turns: number;
+  turns_spoken: number;
+  timeouts: number;
+  unpaired_sessions: number;
+  errors: number;
+  interruptions: number;
+  voice_to_voice_p50_ms: number;
+  voice_to_voice_p95_ms: number;
+  overhead_p50_ms: number;
+  overhead_p95_ms: number;
+  endpoint_p50_ms: number;
+  stt_final_p50_ms: number;
+  llm_first_token_p50_ms: number;
+  llm_first_clause_p50_ms: number;
+  tts_first_audio_p50_ms: number;
+  bench_voice_to_voice_p50_ms: number;
+  bench_voice_to_voice_p95_ms: number;
+  unaccounted_p50_ms: number;
+  unaccounted_p95_ms: number;
+  /** Session's voice to voice minus the benchmark's, per turn. */
+  voice_to_voice_vs_bench_p50_ms: number;
+  /** Where the session put the caller's speech end minus where it was (call time), per turn. */
+  speech_end_error_p50_ms: number;
+  /** Turns whose speech end the session put more than 300 ms early (a previous turn's, or a pause's). */
+  speech_end_stale_turns: number;
+  /** Turns whose speech end the session put more than 60 ms late (at the STT's commit). */
+  speech_end_late_turns: number;
+  cpu_ms_per_session_second: number;
+  session_cpu_pct: number;
+  event_loop_delay_p50_ms: number;
+  event_loop_delay_p99_ms: number;
+  event_loop_delay_max_ms: number;
+  frame_lateness_p99_ms: number;
+  rss_kb_per_session: number;
+  heap_kb_per_session: number;
+  /** After a forced full GC at full concurrency: RSS, and JS heap plus external memory, over the baseline. */
+  rss_after_gc_kb_per_session: number;
+  live_kb_per_session: number;
+  gc_pause_ms: number;
+  rss_baseline_mb: number;
+  silero_mean_batch: number;
+  engines_cpu_pct: number;
+  engines_cpu_ms_per_session_second: number;
+  engines_event_loop_delay_p99_ms: number;
+  machine_busy_pct: number;
+  others_cpu_pct: number;
+  window_s: number;
+  session_seconds: number;
+}
+
+interface RunOutcome {
+  figures: Figures;
+  firstError: string | undefined;
+  reasons: Record<string, number>;
+  atFullConcurrency: boolean;
+  loadAtStart: string;
+  profile: string | undefined;
+}
+
+function round(value: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+function figuresOf(result: RunResult, engines: EnginesWindow, machinePct: number | undefined): Figures {
+  const nominal = nominalEngineMs();
+  const turns = result.turns;
+  const pick = (f: (t: (typeof turns)[number]) => number) => turns.map(f);
+  const v2v = pick((t) => t.voiceToVoiceMs);
+  const overhead = pick((t) => t.overheadMs);
+  const clause = pick(
+    (t) => t.voiceToVoiceMs - Math.max(t.endpointMs, t.sttFinalMs) - t.ttsFirstAudioMs - t.overheadMs,
+  );
+  const paired = turns.filter((t) => t.benchVoiceToVoiceMs !== undefined);
+  const bench = result.benchVoiceToVoiceMs;
+  const nominalTotal = nominal.stt + nominal.llmFirstClause + nominal.tts;
+  const offsets = paired.map((t) => t.voiceToVoiceMs - (t.benchVoiceToVoiceMs as number));
+  const endErrors = turns.flatMap((t) => (t.speechEndErrorMs === undefined ? [] : [t.speechEndErrorMs]));
+  const sessionSeconds = result.sessionSeconds;
+  const windowS = result.wallMs / 1000;
+  const sessionCpuPct = (100 * result.cpuMs) / result.wallMs;
+  const enginesCpuPct = (100 * engines.cpuMs) / engines.wallMs;
+  const errors = Object.values(result.errors).reduce((a, b) => a + b, 0);
+  const mem = result.memory;
+  const gcMem = mem.afterGc;
+  return {
+    sessions: result.sessions,
+    turns: turns.length,
+    turns_spoken: result.turnsSpoken,
+    timeouts: result.timeouts,
+    unpaired_sessions: result.unpairedSessions,
+    errors,
+    interruptions: result.interruptions,
+    voice_to_voice_p50_ms: round(percentile(v2v, 0.5)),
+    voice_to_voice_p95_ms: round(percentile(v2v, 0.95)),
+    overhead_p50_ms: round(percentile(overhead, 0.5), 2),
+    overhead_p95_ms: round(percentile(overhead, 0.95), 2),
+    endpoint_p50_ms: round(
+      percentile(
+        pick((t) => t.endpointMs),
+        0.5,
+      ),
+    ),
+    stt_final_p50_ms: round(
+      percentile(
+        pick((t) => t.sttFinalMs),
+        0.5,
+      ),
+    ),
+    llm_first_token_p50_ms: round(
+      percentile(
+        pick((t) => t.llmFirstTokenMs),
+        0.5,
+      ),
+    ),
+    llm_first_clause_p50_ms: round(percentile(clause, 0.5)),
+    tts_first_audio_p50_ms: round(
+      percentile(
+        pick((t) => t.ttsFirstAudioMs),
+        0.5,
+      ),
+    ),
+    bench_voice_to_voice_p50_ms: round(percentile(bench, 0.5)),
+    bench_voice_to_voice_p95_ms: round(percentile(bench, 0.95)),
+    unaccounted_p50_ms: round(percentile(bench, 0.5) - nominalTotal),
+    unaccounted_p95_ms: round(percentile(bench, 0.95) - nominalTotal),
+    voice_to_voice_vs_bench_p50_ms: round(percentile(offsets, 0.5)),
+    speech_end_error_p50_ms: round(percentile(endErrors, 0.5)),
+    speech_end_stale_turns: endErrors.filter((e) => e < -STALE_SPEECH_END_MS).length,
+    speech_end_late_turns: endErrors.filter((e) => e > LATE_SPEECH_END_MS).length,
+    cpu_ms_per_session_second: round(result.cpuMs / sessionSeconds, 2),
+    session_cpu_pct: round(sessionCpuPct),
+    event_loop_delay_p50_ms: round(result.eventLoop.p50Ms, 2),
+    event_loop_delay_p99_ms: round(result.eventLoop.p99Ms, 2),
+    event_loop_delay_max_ms: round(result.eventLoop.maxMs, 1),
+    frame_lateness_p99_ms: round(result.frameLateness.p99Ms, 2),
+    rss_kb_per_session: round((result.memory.peakRssKb - result.memory.baselineRssKb) / result.sessions, 0),
+    heap_kb_per_session: round(
+      (result.memory.peakHeapKb - result.memory.baselineHeapKb) / result.sessions,
+      0,
+    ),
+    rss_after_gc_kb_per_session: round(
+      ((gcMem?.rssKb ?? Number.NaN) - mem.baselineRssKb) / result.sessions,
+      0,
+    ),
+    live_kb_per_session: round(
+      ((gcMem?.heapKb ?? Number.NaN) +
+        (gcMem?.externalKb ?? 0) -
+        mem.baselineHeapKb -
+        mem.baselineExternalKb) /
+        result.sessions,
+      0,
+    ),
+    gc_pause_ms: round(gcMem?.pauseMs ?? Number.NaN),
+    rss_baseline_mb: round(result.memory.baselineRssKb / 1024),
+    silero_mean_batch: round(result.silero.runs > 0 ? result.silero.windows / result.silero.runs : 0, 2),
+    engines_cpu_pct: round(enginesCpuPct),
+    engines_cpu_ms_per_session_second: round(engines.cpuMs / sessionSeconds, 2),
+    engines_event_loop_delay_p99_ms: round(engines.eventLoop.p99Ms, 2),
+    machine_busy_pct: round(machinePct ?? Number.NaN),
+    others_cpu_pct:
+      machinePct === undefined
+        ? Number.NaN
+        : round(Math.max(0, machinePct * os.cpus().length - sessionCpuPct - enginesCpuPct)),
+    window_s: round(windowS),
+    session_seconds: round(sessionSeconds),
+  };
+}
+
+async function runOnce(
+  options: Options,
+  engines: EnginesChild,
+  urls: { stt: string; llm: string; tts: string },
+  utterances: CallerUtterance[],
+  sessions: number,
+  run: number,
+): Promise<RunOutcome> {
+  const execArgv = ['--import', 'tsx', '--expose-gc'];
+  const child: SessionsChild = new BenchChild(
+    `sessions (${sessions})`,
+    path.join(ROOT, 'bench/pipeline-sessions.ts'),
+    {
+      cwd: ROOT,
+      env: childEnv(),
+      execArgv,
+      stdout: process.stderr,
+    },
+  );
+  const stopChild = () => child.stop({ type: 'stop' });
+  cleanups.push(stopChild);
+  try {
+    await child.next('ready', START_TIMEOUT_MS);
+    const cpuProfilePath = options.cpuProfDir
+      ? path.join(options.cpuProfDir, `pipeline-sessions-${sessions}-run${run}.cpuprofile`)
+      : undefined;
+    child.send({
+      type: 'run',
+      spec: {
+        sessions,
+        turns: options.turns,
+        urls,
+        utterances,
+        spreadMs: sessions === 1 ? 0 : options.spreadMs,
+        seed: 1000 * run + sessions,
+        voicemail: options.voicemail,
+        cpuProfilePath,
+      },
+    });
+    await child.next('measure-start', WARMUP_TIMEOUT_MS);
+    engines.send({ type: 'window-start' });
+    const loadAtStart = uptime();
+    const ticksStart = machineTicks();
+    // The sessions child gives up on its own well before this (its own deadline); this is the backstop.
+    const windowBudgetMs = options.spreadMs + (options.turns + 1) * 30_000 + 60_000;
+    await child.next('measure-end', windowBudgetMs);
+    const ticksEnd = machineTicks();
+    engines.send({ type: 'window-end' });
+    const window = (await engines.next('window', 10_000)).window;
+    const result = (await child.next('result', 60_000)).result;
+    const machinePct =
+      ticksStart && ticksEnd && ticksEnd.total > ticksStart.total
+        ? (100 * (ticksEnd.busy - ticksStart.busy)) / (ticksEnd.total - ticksStart.total)
+        : undefined;
+    const reasons: Record<string, number> = {};
+    for (const t of result.turns) reasons[t.endReason] = (reasons[t.endReason] ?? 0) + 1;
+    if (options.turnLog) {
+      const lines = result.turns.map((t) => JSON.stringify({ run, sessions, ...t }));
+      lines.push(
+        JSON.stringify({ run, sessions, timeline: result.timeline, timeoutTraces: result.timeoutTraces }),
+      );
+      appendFileSync(options.turnLog, lines.length > 0 ? `${lines.join('\n')}\n` : '');
+    }
+    return {
+      figures: figuresOf(result, window, machinePct),
+      firstError: result.firstError,
+      reasons,
+      atFullConcurrency: result.memory.atFullConcurrency,
+      loadAtStart,
+      profile: cpuProfilePath,
+    };
+  } finally {
+    cleanups.splice(cleanups.indexOf(stopChild), 1);
+    await stopChild();
+  }
+}
+
+function median(values: number[]): number {
+  const finite = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (finite.length === 0) return Number.NaN;
+  const mid = Math.floor(finite.length / 2);
+  return finite.length % 2 === 1
+    ? (finite[mid] as number)
+    : ((finite[mid - 1] as number) + (finite[mid] as number)) / 2;
+}
+
+const SUMMED: ReadonlyArray<keyof Figures> = [
+  'speech_end_stale_turns',
+  'speech_end_late_turns',
+  'turns',
+  'turns_spoken',
+  'timeouts',
+  'unpaired_sessions',
+  'errors',
+  'interruptions',
+];
+
+function combine(runs: Figures[]): Figures {
+  const first = runs[0] as Figures;
+  const out = { ...first };
+  for (const key of Object.keys(first) as Array<keyof Figures>) {
+    const values = runs.map((r) => r[key]);
+    out[key] = SUMMED.includes(key) ? values.reduce((a, b) => a + b, 0) : round(median(values), 2);
+  }
+  return out;
+}
+
+// --- output ----------------------------------------------------------------------------------------------
+
+function fmt(value: number, digits = 1): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
+}
+
+function report(figures: Figures, outcomes: RunOutcome[], runs: number): string[] {
+  const f = figures;
+  const n = nominalEngineMs();
+  const reasons: Record<string, number> = {};
+  for (const o of outcomes)
+    for (const [k, v] of Object.entries(o.reasons)) reasons[k] = (reasons[k] ?? 0) + v;
+  const lines = [
+    `N=${f.sessions}  turns measured ${f.turns} of ${f.turns_spoken} spoken` +
+      (runs > 1 ? ` (${runs} runs; figures are medians of the runs)` : '') +
+      `  timeouts ${f.timeouts}  errors ${f.errors}  sessions with unpaired turns ${f.unpaired_sessions}` +
+      `  turn ends: ${Object.entries(reasons)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    `  session accounting: voice to voice p50 ${fmt(f.voice_to_voice_p50_ms)} p95 ${fmt(f.voice_to_voice_p95_ms)} ms;` +
+      ` pipeline overhead p50 ${fmt(f.overhead_p50_ms, 2)} p95 ${fmt(f.overhead_p95_ms, 2)} ms`,
+    `    stage p50: endpoint ${fmt(f.endpoint_p50_ms)}  stt final ${fmt(f.stt_final_p50_ms)} (served ${n.stt})` +
+      `  llm first token ${fmt(f.llm_first_token_p50_ms)} (served ${n.llmFirstToken})` +
+      `  llm first clause ${fmt(f.llm_first_clause_p50_ms)} (derived; served ${n.llmFirstClause})` +
+      `  tts first audio ${fmt(f.tts_first_audio_p50_ms)} (served ${n.tts}) ms`,
+    `  benchmark clock: voice to voice p50 ${fmt(f.bench_voice_to_voice_p50_ms)} p95 ${fmt(f.bench_voice_to_voice_p95_ms)} ms;` +
+      ` minus the engines' ${n.stt + n.llmFirstClause + n.tts} ms as served = unaccounted p50 ${fmt(f.unaccounted_p50_ms)}` +
+      ` p95 ${fmt(f.unaccounted_p95_ms)} ms`,
+    `  session's speech end minus the true one: p50 ${fmt(f.speech_end_error_p50_ms)} ms;` +
+      ` stale (> ${STALE_SPEECH_END_MS} ms early) in ${f.speech_end_stale_turns} turns,` +
+      ` late (> ${LATE_SPEECH_END_MS} ms, at the STT commit) in ${f.speech_end_late_turns} turns;` +
+      ` session v2v minus ours p50 ${fmt(f.voice_to_voice_vs_bench_p50_ms)} ms`,
+    `  session process: ${fmt(f.cpu_ms_per_session_second, 2)} ms CPU per session-second` +
+      ` (${fmt(f.session_cpu_pct)}% of a core over ${fmt(f.window_s)} s, ${fmt(f.session_seconds)} session-s)` +
+      `  event-loop delay p50 ${fmt(f.event_loop_delay_p50_ms, 2)} p99 ${fmt(f.event_loop_delay_p99_ms, 2)}` +
+      ` max ${fmt(f.event_loop_delay_max_ms)} ms  frame clock late p99 ${fmt(f.frame_lateness_p99_ms, 2)} ms` +
+      `  Silero mean batch ${fmt(f.silero_mean_batch, 1)}`,
+    `  memory per session over a ${fmt(f.rss_baseline_mb)} MB idle baseline: peak RSS +${fmt(f.rss_kb_per_session, 0)} KB` +
+      ` (heap +${fmt(f.heap_kb_per_session, 0)} KB, no forced GC` +
+      (outcomes.every((o) => o.atFullConcurrency) ? ', all sessions live)' : ', NOT at full concurrency)') +
+      `; after a full GC with all live: RSS +${fmt(f.rss_after_gc_kb_per_session, 0)} KB,` +
+      ` JS heap + external +${fmt(f.live_kb_per_session, 0)} KB (GC pause ${fmt(f.gc_pause_ms)} ms)`,
+    `  engines process: ${fmt(f.engines_cpu_pct)}% of a core (${fmt(f.engines_cpu_ms_per_session_second, 2)} ms per` +
+      ` session-second), event-loop delay p99 ${fmt(f.engines_event_loop_delay_p99_ms, 2)} ms;` +
+      `  machine ${fmt(f.machine_busy_pct)}% busy (of ${os.cpus().length} cores), others ~${fmt(f.others_cpu_pct)}% of a core`,
+  ];
+  if (f.frame_lateness_p99_ms > OVERLOAD_LATENESS_MS || f.timeouts > 0) {
+    lines.push(
+      `  OVERLOADED: the session process did not keep up (frames fed up to ${fmt(f.frame_lateness_p99_ms, 0)} ms` +
+        ` late at p99, ${f.timeouts} replies timed out): these are not steady-state figures`,
+    );
+  }
+  for (const o of outcomes) lines.push(`  load at start: ${o.loadAtStart}`);
+  const error = outcomes.find((o) => o.firstError)?.firstError;
+  if (error) lines.push(`  first error: ${error}`);
+  return lines;
+}
+
+// --- main ------------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const budgetMs =
+    120_000 +
+    options.runs *
+      options.sessions.length *
+      (WARMUP_TIMEOUT_MS + options.spreadMs + (options.turns + 1) * 30_000);
+  const watchdog = setTimeout(() => {
+    log(`bench:pipeline: still running after ${Math.round(budgetMs / 1000)} s; stopping everything`);
+    void cleanUp().finally(() => process.exit(1));
+  }, budgetMs);
+  watchdog.unref();
+
+  const loadBefore = uptime();
+  log(`machine: ${loadBefore}`);
+  log(`making the caller's ${CALLER_LINES.length} lines with eSpeak NG...`);
+  const utterances = await callerSpeech();
+
+  const engines: EnginesChild = new BenchChild('engines', path.join(ROOT, 'bench/pipeline-engines.ts'), {
+    cwd: ROOT,
+    env: childEnv(),
+    execArgv: ['--import', 'tsx'],
+    stdout: process.stderr,
+  });
+  cleanups.push(() => engines.stop({ type: 'stop' }));
+  const ready = await engines.next('ready', START_TIMEOUT_MS);
+  for (const url of Object.values(ready.urls)) assertLoopback(url);
+
+  const outcomes = new Map<number, RunOutcome[]>();
+  for (let run = 1; run <= options.runs; run++) {
+    for (const sessions of options.sessions) {
+      log(`run ${run}/${options.runs}: ${sessions} sessions x ${options.turns} turns...`);
+      const outcome = await runOnce(options, engines, ready.urls, utterances, sessions, run);
+      const f = outcome.figures;
+      log(
+        `  v2v p50 ${fmt(f.voice_to_voice_p50_ms)} overhead p50 ${fmt(f.overhead_p50_ms, 2)} p95 ${fmt(f.overhead_p95_ms, 2)}` +
+          ` unaccounted p50 ${fmt(f.unaccounted_p50_ms)}; cpu ${fmt(f.cpu_ms_per_session_second, 2)} ms/session-s; ${f.turns} turns`,
+      );
+      outcomes.set(sessions, [...(outcomes.get(sessions) ?? []), outcome]);
+    }
+  }
+  await cleanUp();
+  clearTimeout(watchdog);
+  const loadAfter = uptime();
+
+  const n = nominalEngineMs();
+  console.log(
+    `Pipeline at N concurrent sessions: ${options.turns} caller turns each, frames in real time; engines in their own` +
+      ` process on 127.0.0.1 with fixed latency (STT speech_final ${ENGINE_LATENCY.sttEndpointingMs} ms after speech,` +
+      ` served at ${n.stt} ms on 20 ms windows; LLM first chunk ${ENGINE_LATENCY.llmFirstTokenMs} ms then` +
+      ` ${ENGINE_LATENCY.llmTokensPerSecond} tokens/s, first clause complete at ${n.llmFirstClause} ms;` +
+      ` TTS first audio ${ENGINE_LATENCY.ttsFirstAudioMs} ms). ${os.cpus()[0]?.model ?? 'cpu'} x${os.cpus().length}, Node ${process.version}.`,
+  );
+  console.log(`load before: ${loadBefore}`);
+  console.log(`load after:  ${loadAfter}`);
+  const json: Record<string, unknown> = {};
+  for (const sessions of options.sessions) {
+    const list = outcomes.get(sessions) ?? [];
+    const figures = combine(list.map((o) => o.figures));
+    for (const line of report(figures, list, options.runs)) console.log(line);
+    json[`sessions_${sessions}`] = figures;
+  }
+  for (const list of outcomes.values()) {
+    for (const o of list) {
+      if (!o.profile) continue;
+      console.log(`CPU profile of the session process, ${o.figures.sessions} sessions: ${o.profile}`);
+      for (const line of formatProfile(summarizeProfile(o.profile, ROOT))) console.log(line);
+    }
+  }
+  if (options.json) {
+    json['load_before'] = loadBefore;
+    json['load_after'] = loadAfter;
+    json['runs'] = options.runs;
+    json['turns_per_session'] = options.turns;
+    json['stt'] = 'deepgram-compatible live (speech_final)';
+    console.log(JSON.stringify(json));
+  }
+}
+
+main().catch(async (error: unknown) => {
+  // After a signal the children are being stopped on purpose: their exits are not the failure.
+  if (interrupted) return;
+  log(`bench:pipeline failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  await cleanUp();
+  process.exit(1);
+});
