@@ -13,6 +13,13 @@ import { normalizeWords, trailingContinuation } from './turn/lexicon.ts';
  * A batch STT transcribes after the caller stops, so its final can arrive after the endpointer declared the
  * turn over. This long the turn waits for those words before it is dropped as speech without words (a cough).
  */
+/**
+ * When the VAD's last speech end lies this far before where the endpointer places the end of speech (decision
+ * time less the silence it waited), it belongs to an earlier utterance: the VAD missed this one. The two agree
+ * to within a VAD window when both saw the same speech.
+ */
+const STALE_SPEECH_END_MS = 3000;
+
 export const LATE_FINAL_WAIT_MS = 2500;
 
 export interface CallerTurn extends TurnEnd {
@@ -268,9 +275,21 @@ export class TurnTaking {
       transcript,
       ...(trailingWord === undefined ? {} : { trailingWord }),
       text,
-      speechEndMs: this.lastSpeechEndMs || atMs - endpointMs,
+      speechEndMs: this.speechEndFor(atMs, endpointMs),
       finalAtWallMs: this.lastFinalWallMs,
     });
+  }
+
+  /**
+   * When the caller stopped speaking, for latency. The VAD's last speech end, unless the VAD still hears speech
+   * (the STT committed first) or that end is older than this turn could be (the VAD missed this turn's speech):
+   * then the decision time less the silence waited is the best estimate.
+   */
+  private speechEndFor(atMs: number, endpointMs: number): number {
+    const estimate = atMs - endpointMs;
+    const last = this.lastSpeechEndMs;
+    if (this.speaking || !last || estimate - last > STALE_SPEECH_END_MS) return estimate;
+    return last;
   }
 
   private loseTurn(end: TurnEnd, error: Error): void {
