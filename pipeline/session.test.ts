@@ -14,33 +14,12 @@ import { FakeOpenAiTranscriptionServer } from '../engines/stt/testing/fake-opena
 import { createTextToSpeech, type VoiceRouter } from '../engines/tts/index.ts';
 import { SileroVad } from '../engines/vad/providers/silero.ts';
 import { CallSession, type SessionEvent } from './session.ts';
+import { testAgent } from './testing/agents.ts';
 import { SimulatedCarrier } from './testing/simulated-carrier.ts';
 
 const FRAME = 320;
 
-const agent: AgentSettings = {
-  name: 'Asha',
-  draft: false,
-  archived: false,
-  system_prompt: 'Help the caller with their order.',
-  first_message: 'Hello {{name}}, this is Asha from Acme.',
-  language: 'en-IN',
-  secondary_languages: [],
-  voice: { voice_id: 'local-en-female', language: 'en-IN' },
-  max_duration_secs: 60,
-  end_call: { enabled: true, message: 'Goodbye!', confirm: false },
-  voicemail: { action: 'hangup' },
-  background_sound: { sound: 'off' },
-  behavior: {
-    interruptions: 'normal',
-    adaptive_interruptions: true,
-    min_interrupt_ms: 300,
-    min_words: 0,
-    endpointing_ms: 500,
-  },
-  analysis: { enabled: false },
-  tools: [],
-};
+const agent = testAgent({ system_prompt: 'Help the caller with their order.', max_duration_secs: 60 });
 
 async function speech(tts: VoiceRouter, text: string): Promise<Int16Array> {
   const chunks: Int16Array[] = [];

@@ -2,31 +2,17 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AgentSettings } from '../../core/agents/types.ts';
 import { validateFlow } from '../../core/flows/validate.ts';
+import { testAgent } from '../testing/agents.ts';
 import { createDialog, substitute } from './index.ts';
 
-const base: AgentSettings = {
-  name: 'Asha',
-  draft: false,
-  archived: false,
+const base = testAgent({
   system_prompt: 'You help {{name}} with order {{order}}.',
   first_message: 'Namaste {{name}}!',
   language: 'hi-IN',
-  secondary_languages: [],
   voice: { voice_id: 'local-hi-female', language: 'hi-IN' },
   max_duration_secs: 300,
   end_call: { enabled: true, message: 'Dhanyavaad, {{name}}.', confirm: false },
-  voicemail: { action: 'hangup' },
-  background_sound: { sound: 'off' },
-  behavior: {
-    interruptions: 'normal',
-    adaptive_interruptions: true,
-    min_interrupt_ms: 300,
-    min_words: 0,
-    endpointing_ms: 500,
-  },
-  analysis: { enabled: false },
-  tools: [],
-};
+});
 
 function flowAgent(): AgentSettings {
   const checked = validateFlow(
