@@ -122,12 +122,20 @@ describe('demo page in headless Chromium', {
       [{ name: 'dtmf-1-1', dropped: false }],
       'the browser acknowledged the mark after playing the audio before it',
     );
-    // What the fake microphone captured reached the server as the 440 Hz tone.
+    // What the fake microphone captured reached the server as the 440 Hz tone. Judged per 100 ms block: a slow
+    // machine's fake capture device can skip a buffer or restart the file, and such a phase jump would lower a
+    // single Goertzel over the whole capture without the audio being any less the tone.
     const captured = concat(frames.slice(25));
     assert.ok(rms(captured) > 1000, `captured audio is not silence (rms ${rms(captured).toFixed(0)})`);
+    const shares: number[] = [];
+    for (let at = 0; at + 1600 <= captured.length; at += 1600) {
+      shares.push(toneShare(captured.subarray(at, at + 1600), 16000, 440));
+    }
+    shares.sort((a, b) => a - b);
+    const median = shares[Math.floor(shares.length / 2)] ?? 0;
     assert.ok(
-      toneShare(captured, 16000, 440) > 0.8,
-      `the tone arrives at 440 Hz (${toneShare(captured, 16000, 440)})`,
+      shares.length >= 5 && median > 0.9,
+      `the tone arrives at 440 Hz (median block share ${median})`,
     );
   });
 });
