@@ -1,21 +1,38 @@
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { buildApiApp } from '../control-api/app.ts';
+import { TWILIO_STATUS_CALLBACK_PATH } from '../control-api/routes/carriers/twilio.ts';
+import { StreamTokens } from '../core/auth/stream-tokens.ts';
+import { DiskCallArtifacts } from '../core/calls/artifacts.ts';
+import { Dialer, settleRingOutcomes } from '../core/calls/dialer.ts';
+import { CallLifecycle } from '../core/calls/lifecycle.ts';
+import { publishLiveEvent } from '../core/calls/live-events.ts';
+import { LiveCallSlots } from '../core/calls/live-slots.ts';
+import { CallRecovery } from '../core/calls/recovery.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config, Role } from '../core/config.ts';
 import { createCoordinator } from '../core/coord/index.ts';
 import type { Coordinator } from '../core/coord/types.ts';
+import { announceThrough } from '../core/events/announce.ts';
 import { WebhookDispatcher } from '../core/events/dispatcher.ts';
 import { createLogger } from '../core/logger.ts';
 import type { Store } from '../core/store/types.ts';
 import { VoiceCatalogue } from '../engines/tts/catalogue.ts';
-import { noCallHandler } from '../gateway/handlers/no-call.ts';
+import { CallStreams } from '../gateway/calls/handler.ts';
+import { SandboxCarrier } from '../gateway/carriers/sandbox/originate.ts';
+import { TwilioCarrier } from '../gateway/carriers/twilio/originate.ts';
 import { startGateway } from '../gateway/server.ts';
-import { StreamTokens } from '../gateway/tokens.ts';
+import { WebCallCarrier } from '../gateway/web/originate.ts';
+import { PipelineMetrics } from '../pipeline/metrics.ts';
 import { bootstrapFirstWorkspace } from './bootstrap.ts';
+import { buildCallEngines } from './engines.ts';
 import { resolveSecretKey } from './secret-key.ts';
 import { openConfiguredStore } from './store.ts';
+
+/** How often a worker looks for calls whose node stopped, or that ring past the deadline. */
+const RECOVERY_SWEEP_MS = 5_000;
 
 export interface RunningPlatform {
   roles: readonly Role[];
@@ -36,7 +53,12 @@ export interface RunningPlatform {
  */
 export async function startPlatform(
   config: Config,
-  options: { logger?: Logger; clock?: Clock } = {},
+  options: {
+    logger?: Logger;
+    clock?: Clock;
+    /** A CA certificate (PEM) webhook receivers may be signed by, besides the system's (tests). */
+    webhookCa?: string;
+  } = {},
 ): Promise<RunningPlatform> {
   const logger = options.logger ?? createLogger(config);
   const metrics = new Registry();
@@ -47,6 +69,8 @@ export async function startPlatform(
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
+  const artifacts = new DiskCallArtifacts(path.join(config.dataDir, 'recordings'));
+  const secretKey = resolveSecretKey(config);
   const closers: Array<() => Promise<void>> = [];
   let apiUrl: string | undefined;
   let gatewayUrl: string | undefined;
@@ -65,29 +89,47 @@ export async function startPlatform(
         'created the first workspace',
       );
     }
-    if (config.roles.includes('api')) {
-      const voices = VoiceCatalogue.load();
-      const { app } = await buildApiApp({ config, store, coord, voices, metrics, logger });
-      await app.listen({ host: config.host, port: config.port });
-      const address = app.server.address() as AddressInfo;
-      apiUrl = `http://${loopbackHost(config.host)}:${address.port}`;
-      closers.push(() => app.close());
-      logger.info({ url: apiUrl }, 'control API listening');
-    }
-    if (config.roles.includes('gateway')) {
-      const tokens = new StreamTokens({
-        secret: resolveSecretKey(config),
-        // One-time tokens across every gateway node: the first claim takes a coordinator lock that is never
-        // released; it expires with the token.
-        claims: { claim: async (id, ttlMs) => (await coord.lock(`stream-token:${id}`, ttlMs)) !== null },
-        ...(options.clock ? { clock: options.clock } : {}),
+    const runsCalls = config.roles.includes('gateway') || config.roles.includes('worker');
+    const slots = new LiveCallSlots(coord);
+    const lifecycle = new CallLifecycle({
+      store,
+      slots,
+      announce: announceThrough(coord),
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+    const tokens = new StreamTokens({
+      secret: secretKey,
+      // One-time tokens across every gateway node: the first claim takes a coordinator lock that is never
+      // released; it expires with the token.
+      claims: { claim: async (id, ttlMs) => (await coord.lock(`stream-token:${id}`, ttlMs)) !== null },
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+    const engines = runsCalls ? await buildCallEngines(config.engines, logger) : undefined;
+    if (engines) closers.push(() => engines.close());
+    if (config.roles.includes('gateway') && engines) {
+      const streams = new CallStreams({
+        store,
+        lifecycle,
+        slots,
+        artifacts,
+        engines: engines.engines,
+        ...(engines.unavailable ? { unavailable: engines.unavailable } : {}),
+        engineNames: engines.names,
+        metrics: new PipelineMetrics(metrics),
+        partialDir: path.join(config.dataDir, 'recordings', '.partial'),
+        nodeId: config.nodeId,
+        liveEvents: (callId, event) => {
+          publishLiveEvent(coord, callId, event).catch(() => {});
+        },
       });
+      await streams.listen(coord);
+      closers.push(() => streams.close());
       const gateway = await startGateway({
         host: config.host,
         port: config.gatewayPort,
         allowFallback: config.gatewayAllowFallback,
         tokens,
-        handlerFactory: noCallHandler,
+        handlerFactory: streams.handlerFactory,
         registry: metrics,
         logger,
         ...(options.clock ? { clock: options.clock } : {}),
@@ -96,18 +138,106 @@ export async function startPlatform(
       closers.push(() => gateway.close());
       logger.info({ url: gatewayUrl }, 'media gateway listening');
     }
-    if (config.roles.includes('worker')) {
+    if (config.roles.includes('api')) {
+      const voices = VoiceCatalogue.load();
+      const { app } = await buildApiApp({
+        config,
+        store,
+        coord,
+        voices,
+        metrics,
+        logger,
+        artifacts,
+        secretKey,
+        streamTokens: tokens,
+        gatewayUrl: () => config.publicGatewayUrl ?? gatewayUrl,
+        lifecycle,
+        ...(config.twilio ? { twilioAuthToken: config.twilio.authToken } : {}),
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
+      await app.listen({ host: config.host, port: config.port });
+      const address = app.server.address() as AddressInfo;
+      apiUrl = `http://${loopbackHost(config.host)}:${address.port}`;
+      closers.push(() => app.close());
+      logger.info({ url: apiUrl }, 'control API listening');
+    }
+    if (config.roles.includes('worker') && engines) {
       const dispatcher = new WebhookDispatcher({
         store,
         coord,
         retryScheduleMs: config.webhookRetryScheduleMs,
         timeoutMs: config.webhookTimeoutMs,
         allowPrivate: config.allowPrivateWebhooks,
+        ...(options.webhookCa ? { extraCa: options.webhookCa } : {}),
         ...(options.clock ? { clock: options.clock } : {}),
       });
       await dispatcher.start();
       closers.push(() => dispatcher.stop());
-      logger.info('worker role: webhook dispatcher running');
+      const mediaUrl = config.publicGatewayUrl ?? gatewayUrl;
+      const sandbox = mediaUrl
+        ? new SandboxCarrier({
+            gatewayUrl: mediaUrl.replace(/^http/, 'ws'),
+            tokens,
+            reportRingOutcome: settleRingOutcomes(lifecycle),
+            ringMs: config.sandboxRingMs,
+            voices: engines.voices,
+            logger: logger.child({ carrier: 'sandbox' }),
+          })
+        : undefined;
+      if (!sandbox) logger.warn('no gateway to dial into: set PUBLIC_GATEWAY_URL; calls will fail');
+      const web = new WebCallCarrier();
+      const twilio =
+        config.twilio && mediaUrl && config.publicApiUrl
+          ? new TwilioCarrier({
+              apiBase: config.twilio.apiBase,
+              accountSid: config.twilio.accountSid,
+              authToken: config.twilio.authToken,
+              fromNumber: config.twilio.fromNumber,
+              mediaUrl: mediaUrl.replace(/^http/, 'ws'),
+              statusCallbackUrl: `${config.publicApiUrl.replace(/\/+$/, '')}${TWILIO_STATUS_CALLBACK_PATH}`,
+              tokens,
+            })
+          : undefined;
+      if (config.twilio && !twilio)
+        logger.warn('Twilio needs PUBLIC_API_URL and PUBLIC_GATEWAY_URL; not dialing');
+      const carriers = [sandbox, web, twilio].filter((c) => c !== undefined);
+      closers.push(async () => {
+        await Promise.allSettled(carriers.map((carrier) => carrier.close()));
+      });
+      const dialer = new Dialer({
+        store,
+        coord,
+        lifecycle,
+        slots,
+        carriers,
+        carrierFor: async (call) => {
+          if (call.channel === 'web') return web;
+          const workspace = await store.workspaces.get(call.workspaceId);
+          // Production dialing needs a carrier account; without one such calls end `failed`.
+          return workspace?.mode === 'sandbox' ? sandbox : twilio;
+        },
+        reportError: (err) => logger.error({ err }, 'dialer failed'),
+      });
+      await dialer.start();
+      closers.push(() => dialer.stop());
+      const recovery = new CallRecovery({
+        store,
+        coord,
+        lifecycle,
+        slots,
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
+      const sweep = () =>
+        recovery.sweep().then(
+          (ended) => {
+            if (ended.length > 0) logger.warn({ calls: ended.map((c) => c.id) }, 'ended orphaned calls');
+          },
+          (err: unknown) => logger.error({ err }, 'call recovery failed'),
+        );
+      await sweep();
+      const sweeper = setInterval(sweep, RECOVERY_SWEEP_MS);
+      closers.push(async () => clearInterval(sweeper));
+      logger.info('worker role: dialer, call recovery and webhook dispatcher running');
     }
   } catch (error) {
     await Promise.allSettled([store.close(), coord.close()]);

@@ -2,6 +2,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { AgentService } from '../core/agents/service.ts';
+import type { StreamTokens } from '../core/auth/stream-tokens.ts';
+import type { CallArtifacts } from '../core/calls/artifacts.ts';
+import type { CallLifecycle } from '../core/calls/lifecycle.ts';
+import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Coordinator } from '../core/coord/types.ts';
 import type { Store } from '../core/store/types.ts';
@@ -11,16 +15,36 @@ import { registerBearerAuth } from './plugins/auth.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerHttpMetrics } from './plugins/metrics.ts';
 import { registerRateLimit } from './plugins/rate-limit.ts';
+import { registerTwilioCallbackRoutes } from './routes/carriers/twilio.ts';
 import { registerNotLiveRoutes } from './routes/not-live.ts';
+import { registerRecordingRoutes } from './routes/recordings.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerAgentRoutes } from './routes/v2/agents.ts';
+import { registerCallRoutes } from './routes/v2/calls.ts';
+import { registerLiveCallRoutes } from './routes/v2/live-calls.ts';
 import { registerAgentRevisionRoutes } from './routes/v2/revisions.ts';
 import { registerVoiceRoutes } from './routes/v2/voices.ts';
 import { registerWalletRoutes } from './routes/v2/wallet.ts';
 
 export interface ApiDeps {
-  config: Pick<Config, 'bodyLimitBytes' | 'apiRatePerSec' | 'apiRateBurst' | 'publicApiUrl'>;
+  config: Pick<
+    Config,
+    'bodyLimitBytes' | 'apiRatePerSec' | 'apiRateBurst' | 'publicApiUrl' | 'allowPrivateWebhooks'
+  >;
   store: Store;
+  /** Transcripts and recordings of ended calls. */
+  artifacts: CallArtifacts;
+  /** The deployment secret: signs recording URLs. */
+  secretKey: string;
+  /** Mints the one-time tokens browsers join web calls with. */
+  streamTokens: StreamTokens;
+  /** The media gateway's public base URL (ws:// or wss://), when the deployment has one. */
+  gatewayUrl: () => string | undefined;
+  /** Ends calls (abort, carrier callbacks), releasing their live-call slots. */
+  lifecycle: CallLifecycle;
+  /** The Twilio account's auth token, to verify its status callbacks; unset when Twilio is not configured. */
+  twilioAuthToken?: string;
+  clock?: Clock;
   coord: Coordinator;
   voices: VoiceCatalogue;
   metrics: Registry;
@@ -54,6 +78,17 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
   registerAgentRevisionRoutes(app, routes, agents);
   registerVoiceRoutes(app, routes, deps.voices);
   registerWalletRoutes(app, routes, deps.store);
+  registerCallRoutes(app, routes, deps);
+  registerLiveCallRoutes(app, routes, deps);
+  if (deps.twilioAuthToken) {
+    registerTwilioCallbackRoutes(app, routes, {
+      store: deps.store,
+      lifecycle: deps.lifecycle,
+      authToken: deps.twilioAuthToken,
+      ...(deps.config.publicApiUrl ? { publicApiUrl: deps.config.publicApiUrl } : {}),
+    });
+  }
+  registerRecordingRoutes(app, routes, deps);
   registerNotLiveRoutes(app, routes);
   registerSystemRoutes(app, {
     registry: routes,

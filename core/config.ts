@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -53,6 +54,31 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: positiveInt.default(5_000),
   GATEWAY_ALLOW_FALLBACK: flag.default(false),
   SECRET_KEY: z.string().min(32).optional(),
+  NODE_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,64}$/)
+    .optional(),
+  LLM_PROVIDER: z.enum(['scripted', 'openai']).default('scripted'),
+  LLM_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  LLM_API_KEY: z.string().optional(),
+  LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  STT_PROVIDER: z.enum(['auto', 'sphinx', 'openai', 'deepgram']).default('auto'),
+  STT_BASE_URL: z.string().url().optional(),
+  STT_API_KEY: z.string().optional(),
+  STT_MODEL: z.string().min(1).optional(),
+  TTS_BASE_URL: z.string().url().optional(),
+  TTS_API_KEY: z.string().optional(),
+  SANDBOX_RING_MS: positiveInt.default(3_000),
+  TWILIO_API_BASE: z.string().url().default('https://api.twilio.com'),
+  TWILIO_ACCOUNT_SID: z
+    .string()
+    .regex(/^AC[0-9a-fA-F]{32}$/, 'expected AC followed by 32 hex characters')
+    .optional(),
+  TWILIO_AUTH_TOKEN: z.string().min(16).optional(),
+  TWILIO_FROM_NUMBER: z
+    .string()
+    .regex(/^\+[1-9]\d{6,14}$/, 'expected an E.164 number')
+    .optional(),
 });
 
 export interface Config {
@@ -85,6 +111,41 @@ export interface Config {
   readonly gatewayAllowFallback: boolean;
   /** Server-side secret for signing (stream tokens, recording URLs); generated and kept in DATA_DIR when unset. */
   readonly secretKey: string | undefined;
+  /** This process's name among the deployment's nodes, kept on the calls it runs; default host and pid. */
+  readonly nodeId: string;
+  readonly engines: EngineConfig;
+  /** How long the sandbox carrier's never-answering callee rings before `no_answer`. */
+  readonly sandboxRingMs: number;
+  /** The Twilio account production workspaces dial through; undefined when not configured. */
+  readonly twilio:
+    | {
+        readonly apiBase: string;
+        readonly accountSid: string;
+        readonly authToken: string;
+        readonly fromNumber: string;
+      }
+    | undefined;
+}
+
+/** The speech and language engines calls run on (README "Engines"). */
+export interface EngineConfig {
+  readonly llm:
+    | { readonly provider: 'scripted' }
+    | {
+        readonly provider: 'openai';
+        readonly baseURL: string;
+        readonly apiKey?: string;
+        readonly model: string;
+      };
+  /** `auto`: PocketSphinx when installed. */
+  readonly stt: {
+    readonly provider: 'auto' | 'sphinx' | 'openai' | 'deepgram';
+    readonly baseUrl?: string;
+    readonly apiKey?: string;
+    readonly model?: string;
+  };
+  /** An OpenAI-compatible speech endpoint for the catalogue's `openai` voices; eSpeak NG voices always work. */
+  readonly ttsOpenai?: { readonly baseURL: string; readonly apiKey?: string };
 }
 
 export class ConfigError extends Error {
@@ -103,6 +164,20 @@ export function parseRoles(text: string): Role[] {
     }
   }
   return [...new Set(roles)] as Role[];
+}
+
+function twilioOf(e: z.infer<typeof envSchema>): Config['twilio'] {
+  const given = [e.TWILIO_ACCOUNT_SID, e.TWILIO_AUTH_TOKEN, e.TWILIO_FROM_NUMBER];
+  if (given.every((v) => v === undefined)) return undefined;
+  if (!e.TWILIO_ACCOUNT_SID || !e.TWILIO_AUTH_TOKEN || !e.TWILIO_FROM_NUMBER) {
+    throw new ConfigError('TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM_NUMBER go together');
+  }
+  return Object.freeze({
+    apiBase: e.TWILIO_API_BASE,
+    accountSid: e.TWILIO_ACCOUNT_SID,
+    authToken: e.TWILIO_AUTH_TOKEN,
+    fromNumber: e.TWILIO_FROM_NUMBER,
+  });
 }
 
 /** Parse a whole environment; unset and empty variables take their defaults. */
@@ -139,5 +214,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     gatewayAllowFallback: e.GATEWAY_ALLOW_FALLBACK,
     secretKey: e.SECRET_KEY,
+    nodeId: e.NODE_ID ?? `${os.hostname()}-${process.pid}`,
+    engines: Object.freeze({
+      llm:
+        e.LLM_PROVIDER === 'openai'
+          ? {
+              provider: 'openai' as const,
+              baseURL: e.LLM_BASE_URL,
+              model: e.LLM_MODEL,
+              ...(e.LLM_API_KEY ? { apiKey: e.LLM_API_KEY } : {}),
+            }
+          : { provider: 'scripted' as const },
+      stt: {
+        provider: e.STT_PROVIDER,
+        ...(e.STT_BASE_URL ? { baseUrl: e.STT_BASE_URL } : {}),
+        ...(e.STT_API_KEY ? { apiKey: e.STT_API_KEY } : {}),
+        ...(e.STT_MODEL ? { model: e.STT_MODEL } : {}),
+      },
+      ...(e.TTS_BASE_URL
+        ? { ttsOpenai: { baseURL: e.TTS_BASE_URL, ...(e.TTS_API_KEY ? { apiKey: e.TTS_API_KEY } : {}) } }
+        : {}),
+    }),
+    sandboxRingMs: e.SANDBOX_RING_MS,
+    twilio: twilioOf(e),
   });
 }

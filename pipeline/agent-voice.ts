@@ -7,7 +7,8 @@ import type { ReplyAudioSink, Speaker } from './reply.ts';
 import type { Transcript } from './transcript.ts';
 
 /** What an agent turn is for: the opening line, a reply, a line after an engine failure, a voicemail message. */
-export type AgentTurnKind = 'opening' | 'reply' | 'fallback' | 'voicemail';
+/** `said`: a line given by live control; `closing`: the last line before the agent hangs up. */
+export type AgentTurnKind = 'opening' | 'reply' | 'fallback' | 'voicemail' | 'said' | 'closing';
 
 /** One agent turn: its id tags its audio, its controller stops its model and speech. */
 export interface AgentTurn {

@@ -93,6 +93,7 @@ export class CallSession {
   private readonly controller = new AbortController();
   private readonly machine: AnsweringMachine | null;
   private ending: SessionEndReason | null = null;
+  private muted = false;
   private outcome: ((o: SessionOutcome) => void) | undefined;
   readonly finished: Promise<SessionOutcome>;
 
@@ -169,6 +170,35 @@ export class CallSession {
     this.finish();
   }
 
+  /** Live control: the agent says `text` now, in place of whatever it was saying or preparing. */
+  say(text: string): void {
+    if (this.ending) return;
+    if (this.voice.current) this.voice.stop(true);
+    void this.speakLine('said', text);
+  }
+
+  /** Live control: muted, the agent listens and keeps the transcript but does not speak; it stops at once. */
+  setMuted(muted: boolean): void {
+    this.muted = muted;
+    if (muted && this.voice.current) this.voice.stop(true);
+  }
+
+  /** Live control: a message for the model, seen from its next reply on. */
+  addMessage(message: { role: 'system' | 'user' | 'assistant'; content: string }): void {
+    if (!this.ending) this.history.push({ role: message.role, content: message.content });
+  }
+
+  /** Live control: say `message` (when given, and not muted), then hang up. */
+  hangUp(message?: string): void {
+    if (this.ending) return;
+    if (!message || this.muted) {
+      this.end('assistant-ended-call');
+      return;
+    }
+    if (this.voice.current) this.voice.stop(true);
+    void this.speakLine('closing', message);
+  }
+
   /** Ends the call from our side. */
   end(reason: SessionEndReason): void {
     if (this.ending) return;
@@ -232,11 +262,11 @@ export class CallSession {
       interrupted: false,
     });
     // A reply still being prepared for the previous words is replaced: the caller said more.
-    if (this.voice.current) this.voice.stop(false);
+    if (this.voice.current && this.voice.current.kind !== 'closing') this.voice.stop(false);
     const last = this.history.at(-1);
     if (last?.role === 'user') last.content = `${last.content} ${turn.text}`;
     else this.history.push({ role: 'user', content: turn.text });
-    void this.runReply(turn);
+    if (!this.muted && !this.voice.current) void this.runReply(turn);
   }
 
   /** The caller spoke but the STT failed: ask again, unless the agent is talking or engines keep failing. */
@@ -296,7 +326,7 @@ export class CallSession {
   /** Speaks a fixed line as its own turn: the opening, a fallback line, the voicemail message. */
   private async speakLine(kind: Exclude<AgentTurnKind, 'reply'>, text: string): Promise<void> {
     const turn = this.voice.begin(kind, {
-      interruptible: kind !== 'voicemail' && this.dialog.turnContext().allowInterrupt,
+      interruptible: kind !== 'voicemail' && kind !== 'closing' && this.dialog.turnContext().allowInterrupt,
       node: this.dialog.currentNode(),
     });
     const { agent, engines } = this.options;
@@ -326,6 +356,7 @@ export class CallSession {
     if (heard.text)
       this.emit({ type: 'agent_turn', turnId: turn.id, text: heard.text, atMs: this.time.audioMs });
     if (turn.kind === 'voicemail') return this.end('voicemail');
+    if (turn.kind === 'closing') return this.end('assistant-ended-call');
     if (endCall) return this.end('assistant-ended-call');
     if (!failure) {
       if (turn.kind !== 'fallback') this.failures.succeeded();

@@ -8,7 +8,6 @@ import type { RouteRegistry } from '../http/route.ts';
  * document lists them with that answer.
  */
 const NOT_LIVE: ReadonlyArray<{ prefix: string; what: string }> = [
-  { prefix: '/v2/calls', what: 'calls' },
   { prefix: '/v2/agents/flow', what: 'flow drafting, transcription and tests' },
   { prefix: '/v2/campaigns', what: 'campaigns' },
   { prefix: '/v2/dnc', what: 'the do-not-call list' },

@@ -4,6 +4,7 @@ import { ApiError, notFound } from '../errors.ts';
 import type { AnnounceEvents } from '../events/announce.ts';
 import { callEvent } from '../events/envelope.ts';
 import type { CallRecord, CallStatus, EventRecord, Repositories, Store } from '../store/types.ts';
+import type { LiveCallSlots } from './live-slots.ts';
 import { callObject } from './representation.ts';
 import {
   billsMedia,
@@ -25,6 +26,8 @@ export interface CallLifecycleDeps {
   clock?: Clock;
   /** Told after commit whenever a deliverable event was written (wakes the dispatcher). */
   announce?: AnnounceEvents;
+  /** The live-call slots: a settled call's slot is released at once, so the next queued call can dial. */
+  slots?: LiveCallSlots;
 }
 
 export interface SettleDetails {
@@ -65,11 +68,13 @@ export class CallLifecycle {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly announce: AnnounceEvents | undefined;
+  private readonly slots: LiveCallSlots | undefined;
 
   constructor(deps: CallLifecycleDeps) {
     this.store = deps.store;
     this.clock = deps.clock ?? systemClock;
     this.announce = deps.announce;
+    this.slots = deps.slots;
   }
 
   /** queued -> dialing; undefined when the call is no longer queued (aborted meanwhile) or unknown. */
@@ -120,7 +125,11 @@ export class CallLifecycle {
     const result = await this.store.transaction((repos) =>
       this.settleIn(repos, workspaceId, id, outcome, details),
     );
-    if (result.settled) this.announced(result.event);
+    if (result.settled) {
+      this.announced(result.event);
+      // After commit: a failure here only delays the slot until its lease runs out.
+      await this.slots?.release(workspaceId, id).catch(() => {});
+    }
     return result;
   }
 

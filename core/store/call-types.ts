@@ -116,6 +116,11 @@ export interface CallRepo {
   /** Undefined for unknown ids and another workspace's calls. */
   get(workspaceId: string, id: string): Promise<CallRecord | undefined>;
   /**
+   * By id alone, across workspaces: only for a caller that holds proof of the call (the gateway, with a
+   * verified stream token naming it). Everything a tenant asks goes through `get`.
+   */
+  findById(id: string): Promise<CallRecord | undefined>;
+  /**
    * Inside a transaction: reads the call and locks its row (PostgreSQL) until commit, so what the caller
    * computes from it (durations, cost) stays true when it writes. SQLite transactions hold the write lock.
    */

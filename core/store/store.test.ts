@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../clock.ts';
 import { isId } from '../ids.ts';
 import { sha256Hex } from './keys.ts';
+import { IN_FLIGHT_TTL_MS } from './repos/idempotency.ts';
 import { storeTargets } from './testing/targets.ts';
 import type { AgentRecord, Store } from './types.ts';
 
@@ -403,7 +404,7 @@ for (const target of targets) {
         const again = await store.idempotency.begin(input);
         assert.equal(again.claimed, false);
         assert.equal(!again.claimed && again.record.status, 'in_flight');
-        await store.idempotency.complete(ws, 'k-1', 202, '{"id":"call_1"}');
+        await store.idempotency.complete(ws, 'k-1', 202, '{"id":"call_1"}', 86_400_000);
         const replay = await store.idempotency.begin({ ...input, requestHash: 'other' });
         assert.deepEqual(replay, {
           claimed: false,
@@ -427,7 +428,7 @@ for (const target of targets) {
         const ws = await workspace();
         const input = { workspaceId: ws, key: 'k-2', requestHash: hash, ttlMs: 1_000 };
         assert.deepEqual(await store.idempotency.begin(input), { claimed: true });
-        await store.idempotency.complete(ws, 'k-2', 202, 'old');
+        await store.idempotency.complete(ws, 'k-2', 202, 'old', 1_000);
         clock.advance(1_000);
         assert.deepEqual(await store.idempotency.begin({ ...input, requestHash: 'new' }), { claimed: true });
         const current = await store.idempotency.begin(input);
@@ -435,10 +436,57 @@ for (const target of targets) {
         assert.equal(!current.claimed && current.record.responseBody, null);
         await store.idempotency.abandon(ws, 'k-2');
         assert.deepEqual(await store.idempotency.begin(input), { claimed: true });
-        await store.idempotency.complete(ws, 'k-2', 202, 'kept');
+        await store.idempotency.complete(ws, 'k-2', 202, 'kept', 1_000);
         await store.idempotency.abandon(ws, 'k-2');
         const kept = await store.idempotency.begin(input);
         assert.equal(!kept.claimed && kept.record.responseBody, 'kept', 'abandon leaves a done record');
+      });
+
+      it('lets a retry take over an in-flight claim whose request died, after the short claim expiry', async () => {
+        const ws = await workspace();
+        const input = { workspaceId: ws, key: 'k-stale', requestHash: hash, ttlMs: 86_400_000 };
+        const claimedAt = clock.now();
+        assert.deepEqual(await store.idempotency.begin(input), { claimed: true });
+        clock.advance(IN_FLIGHT_TTL_MS - 1);
+        const busy = await store.idempotency.begin(input);
+        assert.equal(!busy.claimed && busy.record.status, 'in_flight');
+        assert.equal(!busy.claimed && busy.record.expiresAt, claimedAt + IN_FLIGHT_TTL_MS);
+        clock.advance(1);
+        assert.deepEqual(await store.idempotency.begin(input), { claimed: true }, 'taken over');
+        const taken = await store.idempotency.begin(input);
+        assert.equal(!taken.claimed && taken.record.createdAt, clock.now());
+
+        const short = { ...input, key: 'k-stale-short', inFlightTtlMs: 5_000 };
+        assert.deepEqual(await store.idempotency.begin(short), { claimed: true });
+        clock.advance(4_999);
+        assert.equal((await store.idempotency.begin(short)).claimed, false);
+        clock.advance(1);
+        assert.deepEqual(await store.idempotency.begin(short), { claimed: true });
+      });
+
+      it('replays a completed record for the whole window, long after the in-flight expiry', async () => {
+        const ws = await workspace();
+        const input = { workspaceId: ws, key: 'k-done', requestHash: hash, ttlMs: 86_400_000 };
+        const claimedAt = clock.now();
+        assert.deepEqual(await store.idempotency.begin(input), { claimed: true });
+        clock.advance(2_500);
+        await store.idempotency.complete(ws, 'k-done', 202, '{"id":"call_2"}', input.ttlMs);
+        clock.advance(IN_FLIGHT_TTL_MS);
+        const replay = await store.idempotency.begin(input);
+        assert.equal(!replay.claimed && replay.record.status, 'done');
+        assert.equal(!replay.claimed && replay.record.responseBody, '{"id":"call_2"}');
+        assert.equal(!replay.claimed && replay.record.expiresAt, claimedAt + input.ttlMs);
+        clock.set(claimedAt + input.ttlMs - 1);
+        assert.equal((await store.idempotency.begin(input)).claimed, false, 'still replayed at the end');
+        clock.set(claimedAt + input.ttlMs);
+        assert.deepEqual(await store.idempotency.begin(input), { claimed: true }, 'gone after 24 h');
+      });
+
+      it('refuses a claim expiry that is not a positive whole number of milliseconds', async () => {
+        const ws = await workspace();
+        const input = { workspaceId: ws, key: 'k-bad', requestHash: hash, ttlMs: 1_000 };
+        await assert.rejects(store.idempotency.begin({ ...input, inFlightTtlMs: 0 }), RangeError);
+        await assert.rejects(store.idempotency.complete(ws, 'k-bad', 202, '{}', -1), RangeError);
       });
 
       it('lets exactly one of many concurrent begins claim a key, also an expired one', async () => {

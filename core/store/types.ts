@@ -240,14 +240,26 @@ export interface IdempotencyRecord {
 }
 
 export interface IdempotencyRepo {
-  /** Claims a key; returns the existing unexpired record instead when there is one. */
+  /**
+   * Claims a key; returns the existing unexpired record instead when there is one. The claim itself expires
+   * after `inFlightTtlMs` (default 60 s, capped at `ttlMs`), so a key whose request died with its process can be
+   * claimed again by a retry soon after; `complete` extends the record to the whole `ttlMs`.
+   */
   begin(input: {
     workspaceId: string;
     key: string;
     requestHash: string;
     ttlMs: number;
+    inFlightTtlMs?: number;
   }): Promise<{ claimed: true } | { claimed: false; record: IdempotencyRecord }>;
-  complete(workspaceId: string, key: string, responseStatus: number, responseBody: string): Promise<void>;
+  /** Stores the response for replay until `ttlMs` after the claim was made. */
+  complete(
+    workspaceId: string,
+    key: string,
+    responseStatus: number,
+    responseBody: string,
+    ttlMs: number,
+  ): Promise<void>;
   /** Forget a claim whose request failed before producing a response worth replaying. */
   abandon(workspaceId: string, key: string): Promise<void>;
 }

@@ -111,8 +111,6 @@ describe('contract, voices, health, metrics', () => {
   test('interface routes that are not live answer 501 not_implemented after authentication', async () => {
     const api = client(p.url, p.apiKey);
     for (const [method, path] of [
-      ['POST', '/v2/calls'],
-      ['GET', '/v2/calls/call_01JAAAAAAAAAAAAAAAAAAAAAAA'],
       ['POST', '/v2/agents/flow/refine'],
       ['GET', '/v2/campaigns'],
       ['POST', '/v2/dnc'],

@@ -32,7 +32,7 @@ export interface TestPlatform {
 /** Starts the whole platform (api role) on loopback with a fresh data directory, as `voiceagent serve` would. */
 export async function startTestPlatform(
   backend: Backend,
-  options: { env?: Record<string, string>; clock?: Clock; logger?: Logger } = {},
+  options: { env?: Record<string, string>; clock?: Clock; logger?: Logger; webhookCa?: string } = {},
 ): Promise<TestPlatform> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'voiceagent-test-'));
   const schema = backend.databaseUrl ? uniqueName('t').toLowerCase() : undefined;
@@ -53,6 +53,7 @@ export async function startTestPlatform(
   const platform = await startPlatform(config, {
     logger: options.logger ?? createLogger(config),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.webhookCa ? { webhookCa: options.webhookCa } : {}),
   });
   if (!platform.apiUrl || !platform.bootstrapped)
     throw new Error('platform did not start the API or bootstrap');

@@ -122,6 +122,11 @@ export class CallStore implements CallRepo {
     return row ? toCall(row) : undefined;
   }
 
+  async findById(id: string): Promise<CallRecord | undefined> {
+    const row = await this.scope.db.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toCall(row) : undefined;
+  }
+
   async getForUpdate(workspaceId: string, id: string): Promise<CallRecord | undefined> {
     const row = await this.one(workspaceId, id)
       .$if(this.scope.isPostgres, (q) => q.forUpdate())

@@ -4,6 +4,15 @@ import type { IdempotencyRecord, IdempotencyRepo } from '../types.ts';
 
 /** A claim can vanish (abandoned) between our insert and our read; then we try again, this many times. */
 const BEGIN_ATTEMPTS = 5;
+/**
+ * How long an in-flight claim blocks its key. The API answers within 30 s, so a claim older than this belongs
+ * to a request whose process died; a retry may then take the key over instead of waiting out the whole window.
+ */
+export const IN_FLIGHT_TTL_MS = 60_000;
+
+function requirePositive(name: string, ms: number): void {
+  if (!Number.isSafeInteger(ms) || ms <= 0) throw new RangeError(`${name} must be positive`);
+}
 
 function toRecord(row: IdempotencyKeysTable): IdempotencyRecord {
   return {
@@ -31,9 +40,12 @@ export class IdempotencyStore implements IdempotencyRepo {
     key: string;
     requestHash: string;
     ttlMs: number;
+    inFlightTtlMs?: number;
   }): Promise<{ claimed: true } | { claimed: false; record: IdempotencyRecord }> {
-    if (!Number.isSafeInteger(input.ttlMs) || input.ttlMs <= 0)
-      throw new RangeError('ttlMs must be positive');
+    requirePositive('ttlMs', input.ttlMs);
+    const inFlightTtlMs = input.inFlightTtlMs ?? IN_FLIGHT_TTL_MS;
+    requirePositive('inFlightTtlMs', inFlightTtlMs);
+    const claimTtlMs = Math.min(inFlightTtlMs, input.ttlMs);
     const { db } = this.scope;
     for (let attempt = 0; attempt < BEGIN_ATTEMPTS; attempt++) {
       const now = this.scope.now;
@@ -43,7 +55,7 @@ export class IdempotencyStore implements IdempotencyRepo {
         response_status: null,
         response_body: null,
         created_at: now,
-        expires_at: now + input.ttlMs,
+        expires_at: now + claimTtlMs,
       };
       const inserted = await db
         .insertInto('idempotency_keys')
@@ -67,15 +79,23 @@ export class IdempotencyStore implements IdempotencyRepo {
     throw new Error(`idempotency key ${input.key}: could not claim or read it`);
   }
 
+  /** Keeps the response for replay until `ttlMs` after the claim (not after now: the window starts at the request). */
   async complete(
     workspaceId: string,
     key: string,
     responseStatus: number,
     responseBody: string,
+    ttlMs: number,
   ): Promise<void> {
+    requirePositive('ttlMs', ttlMs);
     await this.scope.db
       .updateTable('idempotency_keys')
-      .set({ status: 'done', response_status: responseStatus, response_body: responseBody })
+      .set((eb) => ({
+        status: 'done',
+        response_status: responseStatus,
+        response_body: responseBody,
+        expires_at: eb('created_at', '+', ttlMs),
+      }))
       .where('workspace_id', '=', workspaceId)
       .where('key', '=', key)
       .execute();

@@ -3,8 +3,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ManualClock } from '../core/clock.ts';
-import { MemoryTokenClaims, StreamTokens, type TokenClaims } from './tokens.ts';
+import { ManualClock } from '../clock.ts';
+import { MemoryTokenClaims, StreamTokens, type TokenClaims } from './stream-tokens.ts';
 
 const SECRET = 'test-secret-0123456789abcdef0123456789';
 

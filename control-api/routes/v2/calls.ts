@@ -1,0 +1,305 @@
+import { isIP } from 'node:net';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { MAX_TOKEN_TTL_MS, type StreamTokens } from '../../../core/auth/stream-tokens.ts';
+import { admitCall } from '../../../core/calls/admission.ts';
+import type { CallArtifacts } from '../../../core/calls/artifacts.ts';
+import { announceQueued, sendCallCommand } from '../../../core/calls/control.ts';
+import type { CallLifecycle } from '../../../core/calls/lifecycle.ts';
+import { callObject } from '../../../core/calls/representation.ts';
+import { type Clock, systemClock } from '../../../core/clock.ts';
+import type { Config } from '../../../core/config.ts';
+import type { Coordinator } from '../../../core/coord/types.ts';
+import { ApiError, invalid, notFound } from '../../../core/errors.ts';
+import { announceThrough } from '../../../core/events/announce.ts';
+import { isId } from '../../../core/ids.ts';
+import { isPrivateAddress } from '../../../core/net/address-policy.ts';
+import type { CallRecord, Store } from '../../../core/store/types.ts';
+import {
+  freshResponse,
+  IDEMPOTENCY_HEADER,
+  idempotencyKeyOf,
+  REPLAYED_HEADER,
+  requestHash,
+  respondOnce,
+  sendJsonResponse,
+} from '../../http/idempotency.ts';
+import { listBody, listEnvelope, resolveCursor } from '../../http/pagination.ts';
+import { defineRoute, type RouteRegistry } from '../../http/route.ts';
+import { RECORDING_LINK_TTL_SECS, RecordingLinks } from '../../http/signed-url.ts';
+import {
+  type CreateCallBody,
+  callSchema,
+  createCallBody,
+  createdCallSchema,
+  listCallsQuery,
+  transcriptSchema,
+} from '../../schemas/call.ts';
+import { idParams } from '../../schemas/common.ts';
+
+export interface CallRouteDeps {
+  config: Pick<Config, 'publicApiUrl' | 'allowPrivateWebhooks'>;
+  store: Store;
+  coord: Coordinator;
+  artifacts: CallArtifacts;
+  secretKey: string;
+  /** Mints the one-time token a browser joins a web call with. */
+  streamTokens: StreamTokens;
+  /** The media gateway's public base URL (ws:// or wss://); undefined when this deployment has none. */
+  gatewayUrl: () => string | undefined;
+  /** Ends aborted calls and releases their live-call slots. */
+  lifecycle: CallLifecycle;
+  clock?: Clock;
+}
+
+/**
+ * How long a browser has to join a web call: the longest a token may live. A web call that waits in the queue
+ * behind the workspace's live calls keeps its place; the browser holds its connection open meanwhile.
+ */
+const WEB_JOIN_TTL_MS = MAX_TOKEN_TTL_MS;
+
+/** `localhost` names and literal loopback, private or link-local addresses; names are resolved at delivery. */
+function isInternalHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  return isIP(host) !== 0 && isPrivateAddress(host);
+}
+
+/**
+ * What admission cannot judge: web calls without a gateway to join, phone numbers or pools, which this
+ * deployment does not serve yet, and webhook targets inside the platform's network.
+ */
+function checkServable(
+  body: CreateCallBody,
+  allowPrivateWebhooks: boolean,
+  gatewayUrl: string | undefined,
+): void {
+  if (body.channel === 'web' && !gatewayUrl) {
+    throw new ApiError(
+      'not_implemented',
+      'web calls need a media gateway: set PUBLIC_GATEWAY_URL on the API nodes',
+    );
+  }
+  if (body.webhook_url !== undefined && !allowPrivateWebhooks) {
+    if (isInternalHost(new URL(body.webhook_url).hostname)) {
+      throw invalid('webhook_url', 'points at a loopback or private address; use a public HTTPS endpoint');
+    }
+  }
+  if (body.phone_number_id !== undefined) {
+    throw new ApiError(
+      'not_found',
+      `phone_number_id: phone number ${body.phone_number_id} not found (phone numbers are not live on this deployment)`,
+    );
+  }
+  if (body.pool_id !== undefined) {
+    throw new ApiError(
+      'not_found',
+      `pool_id: pool ${body.pool_id} not found (phone pools are not live on this deployment)`,
+    );
+  }
+}
+
+/** The base URL clients reach this API at: the configured public URL, else the request's own. */
+function apiBaseUrl(request: FastifyRequest, publicApiUrl: string | undefined): string {
+  if (publicApiUrl) return publicApiUrl.replace(/\/+$/, '');
+  return `${request.protocol}://${request.host}`;
+}
+
+export function registerCallRoutes(app: FastifyInstance, registry: RouteRegistry, deps: CallRouteDeps): void {
+  const tag = 'Calls';
+  const params = idParams('call');
+  const { store, coord, artifacts } = deps;
+  const clock = deps.clock ?? systemClock;
+  const { lifecycle } = deps;
+  const links = new RecordingLinks(deps.secretKey);
+  const wakeDialers = announceQueued(coord);
+
+  const webJoin = (callId: string, gatewayUrl: string) => {
+    const token = deps.streamTokens.mint(callId, 'web', WEB_JOIN_TTL_MS);
+    const base = gatewayUrl.replace(/\/+$/, '');
+    const query = `call_id=${callId}&token=${encodeURIComponent(token)}`;
+    return {
+      url: `${base}/web/${callId}?token=${encodeURIComponent(token)}`,
+      token,
+      expires_at: new Date(clock.now() + WEB_JOIN_TTL_MS).toISOString(),
+      page_url: `${base.replace(/^ws/, 'http')}/web/static/index.html?${query}`,
+    };
+  };
+
+  const callOf = async (workspaceId: string, id: string): Promise<CallRecord> => {
+    const call = isId('call', id) ? await store.calls.get(workspaceId, id) : undefined;
+    if (!call) throw notFound('call');
+    return call;
+  };
+
+  defineRoute(app, registry, {
+    method: 'POST',
+    url: '/v2/calls',
+    operationId: 'createCall',
+    summary: `Place a call (202, status queued). Send an ${IDEMPOTENCY_HEADER} header (at most 255 characters, kept 24 hours) to make retries safe; a replay carries ${REPLAYED_HEADER}: true`,
+    tag,
+    body: createCallBody,
+    responses: {
+      202: {
+        description:
+          'The call, queued; a web call also carries `web`, what a browser needs to join. A replay returns the original response byte for byte',
+        schema: createdCallSchema,
+      },
+    },
+    errors: [
+      'invalid_request',
+      'insufficient_balance',
+      'not_found',
+      'duplicate_call',
+      'rate_limited',
+      'not_implemented',
+      'tier_unavailable',
+    ],
+    handler: async ({ auth, body, request, reply }) => {
+      const key = idempotencyKeyOf(request.headers);
+      const gatewayUrl = deps.gatewayUrl();
+      checkServable(body, deps.config.allowPrivateWebhooks, gatewayUrl);
+      const admit = async () => {
+        const call = await admitCall(
+          store,
+          {
+            workspaceId: auth.workspaceId,
+            agentId: body.agent_id,
+            channel: body.channel,
+            ...(body.to !== undefined ? { to: body.to } : {}),
+            ...(body.tier !== undefined ? { tier: body.tier } : {}),
+            ...(body.max_duration_secs !== undefined ? { maxDurationSecs: body.max_duration_secs } : {}),
+            ...(body.variables !== undefined ? { variables: body.variables } : {}),
+            ...(body.webhook_url !== undefined ? { webhookUrl: body.webhook_url } : {}),
+          },
+          { announce: announceThrough(coord) },
+        );
+        wakeDialers();
+        if (call.channel !== 'web' || !gatewayUrl) return { status: 202, body: callObject(call) };
+        return { status: 202, body: { ...callObject(call), web: webJoin(call.id, gatewayUrl) } };
+      };
+      const response =
+        key === undefined
+          ? await freshResponse(admit)
+          : await respondOnce(
+              store.idempotency,
+              {
+                workspaceId: auth.workspaceId,
+                key,
+                requestHash: requestHash({
+                  method: request.method,
+                  path: request.url.split('?')[0] ?? request.url,
+                  body: request.body,
+                }),
+              },
+              admit,
+            );
+      return sendJsonResponse(reply, response);
+    },
+  });
+
+  defineRoute(app, registry, {
+    method: 'GET',
+    url: '/v2/calls',
+    operationId: 'listCalls',
+    summary: 'List calls, newest first (cursor-paginated); filter by status, agent_id and creation time',
+    tag,
+    query: listCallsQuery,
+    responses: { 200: { description: 'A page of calls', schema: listEnvelope(callSchema) } },
+    errors: ['invalid_request'],
+    handler: async ({ auth, query }) => {
+      const after = resolveCursor(query);
+      const page = await store.calls.list(auth.workspaceId, {
+        limit: query.limit,
+        ...(after ? { after } : {}),
+        ...(query.status ? { status: query.status } : {}),
+        ...(query.agent_id ? { agentId: query.agent_id } : {}),
+        ...(query.created_after !== undefined ? { createdFrom: query.created_after } : {}),
+        ...(query.created_before !== undefined ? { createdTo: query.created_before } : {}),
+      });
+      return listBody(page.items.map(callObject), page.hasMore, (c) => c.id);
+    },
+  });
+
+  defineRoute(app, registry, {
+    method: 'GET',
+    url: '/v2/calls/:id',
+    operationId: 'getCall',
+    summary: 'Read a call (the same object webhook events carry)',
+    tag,
+    params,
+    responses: { 200: { description: 'The call', schema: callSchema } },
+    errors: ['not_found'],
+    handler: async ({ auth, params: p }) => callObject(await callOf(auth.workspaceId, p.id)),
+  });
+
+  defineRoute(app, registry, {
+    method: 'POST',
+    url: '/v2/calls/:id/abort',
+    operationId: 'abortCall',
+    summary: 'Abort a queued, ringing or live call (never billed); an ended call is 409 conflict',
+    tag,
+    params,
+    body: z.object({}).strict(),
+    bodyOptional: true,
+    responses: { 200: { description: 'The call, aborted', schema: callSchema } },
+    errors: ['not_found', 'conflict'],
+    handler: async ({ auth, params: p }) => {
+      if (!isId('call', p.id)) throw notFound('call');
+      const { call, hangUp } = await lifecycle.abort(auth.workspaceId, p.id);
+      if (hangUp) {
+        await sendCallCommand(coord, {
+          type: 'hangup',
+          workspaceId: call.workspaceId,
+          callId: call.id,
+          carrier: call.carrier,
+          carrierCallId: call.carrierCallId,
+        });
+      }
+      return callObject(call);
+    },
+  });
+
+  defineRoute(app, registry, {
+    method: 'GET',
+    url: '/v2/calls/:id/transcript',
+    operationId: 'getCallTranscript',
+    summary: 'The turn-by-turn transcript as spoken',
+    tag,
+    params,
+    responses: { 200: { description: 'The transcript', schema: transcriptSchema } },
+    errors: ['not_found'],
+    handler: async ({ auth, params: p }) => {
+      const call = await callOf(auth.workspaceId, p.id);
+      const turns = await artifacts.readTranscript(call.workspaceId, call.id);
+      if (!turns) throw notFound('transcript');
+      return { object: 'transcript' as const, call_id: call.id, turns };
+    },
+  });
+
+  defineRoute(app, registry, {
+    method: 'GET',
+    url: '/v2/calls/:id/recording',
+    operationId: 'getCallRecording',
+    summary: `Redirect (302) to a signed download link of the two-channel WAV, valid ${RECORDING_LINK_TTL_SECS / 60} minutes`,
+    tag,
+    params,
+    responses: {
+      302: {
+        description:
+          'Location: the signed link (GET /recordings/{workspace_id}/{call_id}.wav), no key needed',
+        headers: { Location: 'the signed link' },
+      },
+    },
+    errors: ['not_found'],
+    handler: async ({ auth, params: p, request, reply }) => {
+      const call = await callOf(auth.workspaceId, p.id);
+      if ((await artifacts.recordingSize(call.workspaceId, call.id)) === undefined)
+        throw notFound('recording');
+      const link = links.pathFor(call.workspaceId, call.id, clock.now());
+      return reply
+        .header('cache-control', 'no-store')
+        .redirect(`${apiBaseUrl(request, deps.config.publicApiUrl)}${link}`, 302);
+    },
+  });
+}

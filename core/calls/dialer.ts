@@ -1,0 +1,219 @@
+import type { Coordinator, Unsubscribe } from '../coord/types.ts';
+import type { CallRecord, Store } from '../store/types.ts';
+import type { Carrier, RingOutcome, RingOutcomeSink } from './carrier.ts';
+import { CALLS_QUEUED_CHANNEL, type CallCommand, onCallCommand } from './control.ts';
+import type { CallLifecycle } from './lifecycle.ts';
+import type { LiveCallSlots } from './live-slots.ts';
+import { type EndTrigger, isTerminal } from './state-machine.ts';
+
+/** How often the dialer looks at the queue without being told (admissions and releases wake it earlier). */
+const POLL_MS = 1_000;
+/**
+ * One dialer per workspace at a time, so calls leave the queue in order across worker nodes. The holder extends
+ * the lock before each call it dials; a dialer whose lock ran out (a carrier slow to answer) stops there.
+ */
+const WORKSPACE_LOCK_TTL_MS = 15_000;
+
+export interface DialerOptions {
+  store: Store;
+  coord: Coordinator;
+  lifecycle: CallLifecycle;
+  slots: LiveCallSlots;
+  /** The carrier that dials this call (by its workspace's mode); undefined when none is configured. */
+  carrierFor(call: CallRecord): Promise<Carrier | undefined>;
+  /** Every carrier this node may have dialled through, by name, to pass hang-ups on. */
+  carriers: readonly Carrier[];
+  pollMs?: number;
+  reportError?: (error: unknown) => void;
+}
+
+const RING_TRIGGERS: Record<RingOutcome, EndTrigger> = {
+  busy: 'busy',
+  ring_timeout: 'ring_timeout',
+  carrier_failed: 'pipeline_error',
+};
+
+/** Where carriers report calls that ended before media: settled through the lifecycle. */
+export function settleRingOutcomes(lifecycle: CallLifecycle): RingOutcomeSink {
+  return async ({ workspaceId, callId }, outcome, detail) => {
+    await lifecycle.settle(workspaceId, callId, RING_TRIGGERS[outcome], {
+      ...(detail !== undefined ? { error: detail } : {}),
+    });
+  };
+}
+
+/**
+ * The worker's dialer (queued -> dialing). Each pass takes every workspace with queued calls, and under that
+ * workspace's lock dials its oldest queued calls while a live-call slot is free: FIFO per workspace, at most
+ * the slot ceiling live, the rest waiting in `queued` (never refused). It wakes on admissions and on released
+ * slots, and polls besides. A carrier that refuses a call ends it `failed`; ring outcomes come back through
+ * `settleRingOutcomes`. Hang-up commands for ringing calls reach the carrier here.
+ */
+export class Dialer {
+  private readonly pollMs: number;
+  private readonly reportError: (error: unknown) => void;
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private unsubscribers: Unsubscribe[] = [];
+  private wakeSleeper: (() => void) | undefined;
+  private woken = false;
+
+  constructor(private readonly options: DialerOptions) {
+    this.pollMs = options.pollMs ?? POLL_MS;
+    this.reportError = options.reportError ?? (() => {});
+  }
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    this.unsubscribers = [
+      await this.options.coord.subscribe(CALLS_QUEUED_CHANNEL, () => this.wake()),
+      await onCallCommand(this.options.coord, (command) => {
+        if (command.type === 'hangup') void this.hangUp(command);
+      }),
+    ];
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await Promise.allSettled(this.unsubscribers.map((unsubscribe) => unsubscribe()));
+    this.unsubscribers = [];
+  }
+
+  /** Look at the queue now. */
+  wake(): void {
+    this.woken = true;
+    this.wakeSleeper?.();
+  }
+
+  /**
+   * One pass over every workspace with queued calls; returns how many calls it dialled. A workspace that fails
+   * is reported and skipped, so it cannot hold up the queues of the workspaces after it.
+   */
+  async pass(): Promise<number> {
+    let dialled = 0;
+    for (const workspaceId of await this.options.store.calls.workspacesWithQueued()) {
+      if (!this.running && this.loop) break;
+      try {
+        dialled += await this.dialWorkspace(workspaceId);
+      } catch (error) {
+        this.reportError(error);
+      }
+    }
+    return dialled;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      this.woken = false;
+      try {
+        await this.pass();
+      } catch (error) {
+        this.reportError(error);
+      }
+      if (!this.woken && this.running) await this.sleep(this.pollMs);
+    }
+  }
+
+  private async dialWorkspace(workspaceId: string): Promise<number> {
+    const { coord, store, slots } = this.options;
+    const lock = await coord.lock(`dialer:${workspaceId}`, WORKSPACE_LOCK_TTL_MS);
+    if (!lock) return 0;
+    let dialled = 0;
+    try {
+      for (const call of await store.calls.nextQueued(workspaceId, slots.ceiling)) {
+        // Lost the lock: another dialer may own this queue now and have dialled this call already.
+        if (!(await lock.extend(WORKSPACE_LOCK_TTL_MS))) break;
+        // FIFO: when the oldest cannot go, none of the younger ones may.
+        if (!(await slots.acquire(workspaceId, call.id))) break;
+        if (await this.dial(call)) dialled++;
+      }
+    } finally {
+      await lock.release().catch(() => {});
+    }
+    return dialled;
+  }
+
+  /** Dials a call whose slot is held; false when it did not reach the carrier. */
+  private async dial(call: CallRecord): Promise<boolean> {
+    const { lifecycle, slots, store } = this.options;
+    let carrier: Carrier | undefined;
+    try {
+      carrier = await this.options.carrierFor(call);
+    } catch (error) {
+      // Still queued: the call is tried again on a later pass, and its slot must not sit idle meanwhile.
+      await slots.release(call.workspaceId, call.id).catch(() => {});
+      throw error;
+    }
+    if (!carrier) {
+      await this.endUndialled(call, 'no carrier is configured for this workspace');
+      return false;
+    }
+    const dialing = await lifecycle.markDialing(call.workspaceId, call.id, { carrier: carrier.name });
+    if (!dialing) {
+      // Aborted while it waited, or (after a lost workspace lock) dialled by another dialer: the slot is that
+      // call's own, so it is freed only when the call is no longer live.
+      const current = await store.calls.get(call.workspaceId, call.id);
+      if (!current || isTerminal(current.status)) await slots.release(call.workspaceId, call.id);
+      return false;
+    }
+    let carrierCallId: string;
+    try {
+      ({ carrierCallId } = await carrier.originate(dialing));
+    } catch (error) {
+      await this.endUndialled(
+        call,
+        `the carrier refused the call: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      return false;
+    }
+    await store.calls.setCarrierCall(call.workspaceId, call.id, { carrier: carrier.name, carrierCallId });
+    // An abort between dialing and now found no carrier call id to hang up; do it here.
+    const now = await store.calls.get(call.workspaceId, call.id);
+    if (now?.status === 'aborted') {
+      await carrier.hangup(carrierCallId).catch(this.reportError);
+      await slots.release(call.workspaceId, call.id);
+    }
+    return true;
+  }
+
+  /** Ends a call that never reached a carrier `failed` (free) and frees its slot. */
+  private async endUndialled(call: CallRecord, error: string): Promise<void> {
+    await this.options.lifecycle.settle(call.workspaceId, call.id, 'pipeline_error', { error });
+    // The lifecycle frees the slot when it has the slots; a call that ended otherwise meanwhile still holds it.
+    await this.options.slots.release(call.workspaceId, call.id);
+  }
+
+  /**
+   * Hang-up commands follow an abort (the call has ended). Stopping the ringing is this node's job when it
+   * has the carrier; so is freeing the call's slot, which the aborting API node does not hold.
+   */
+  private async hangUp(command: Extract<CallCommand, { type: 'hangup' }>): Promise<void> {
+    if (!command.carrier || !command.carrierCallId) return;
+    const carrier = this.options.carriers.find((c) => c.name === command.carrier);
+    if (!carrier) return;
+    await carrier.hangup(command.carrierCallId).catch(this.reportError);
+    try {
+      const call = await this.options.store.calls.get(command.workspaceId, command.callId);
+      if (call && isTerminal(call.status)) await this.options.slots.release(call.workspaceId, call.id);
+    } catch (error) {
+      this.reportError(error);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.wakeSleeper = undefined;
+        resolve();
+      }
+      this.wakeSleeper = done;
+    });
+  }
+}

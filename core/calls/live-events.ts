@@ -1,0 +1,40 @@
+import type { Coordinator, Unsubscribe } from '../coord/types.ts';
+import type { CallObject } from './representation.ts';
+
+/**
+ * What a web call's live event stream carries (`GET /v2/calls/{id}/events`): state changes with the call
+ * object, the caller's words as the STT hears them, what the agent said (as heard, after interruptions), the
+ * interruption engine's decisions and each turn's latency. The gateway running the call publishes them on the
+ * coordinator; whichever API node holds the client's stream relays them.
+ */
+export type LiveCallEvent =
+  | { type: 'call.status'; call: CallObject }
+  | { type: 'transcript.partial' | 'transcript.final'; text: string }
+  | { type: 'caller.turn'; text: string; at_ms: number }
+  | { type: 'agent.turn'; turn_id: string; text: string; at_ms: number }
+  | { type: 'interruption'; decision: string; reason?: string; at_ms: number }
+  | { type: 'latency'; turn_id: string; latency: Record<string, number> };
+
+const channelOf = (callId: string) => `call-events:${callId}`;
+
+export async function publishLiveEvent(
+  coord: Coordinator,
+  callId: string,
+  event: LiveCallEvent,
+): Promise<void> {
+  await coord.publish(channelOf(callId), JSON.stringify(event));
+}
+
+export function onLiveEvents(
+  coord: Coordinator,
+  callId: string,
+  handler: (event: LiveCallEvent) => void,
+): Promise<Unsubscribe> {
+  return coord.subscribe(channelOf(callId), (message) => {
+    try {
+      handler(JSON.parse(message) as LiveCallEvent);
+    } catch {
+      // Not ours: ignored.
+    }
+  });
+}

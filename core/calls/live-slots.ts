@@ -1,0 +1,46 @@
+import type { Coordinator } from '../coord/types.ts';
+import { CALLS_QUEUED_CHANNEL } from './control.ts';
+
+/** Live calls (`dialing` + `in_progress`) per workspace (interface "Limits"); more wait in `queued`. */
+export const LIVE_CALLS_PER_WORKSPACE = 5;
+/**
+ * A slot's lease: long enough to ring (about 60 s) with room, renewed by the gateway while media flows. A node
+ * that dies stops renewing, so its calls' slots free themselves within this time and recovery ends the calls.
+ */
+export const LIVE_SLOT_LEASE_MS = 90_000;
+/** How often a holder renews its lease: a third of it, so two renewals can fail before it runs out. */
+export const LIVE_SLOT_RENEW_MS = LIVE_SLOT_LEASE_MS / 3;
+
+/**
+ * The coordinator slots that cap a workspace's live calls. The holder of a slot is the call id, so whichever
+ * node ends a call (the gateway that ran it, the API that aborted it, recovery) can release it.
+ */
+export class LiveCallSlots {
+  constructor(
+    private readonly coord: Coordinator,
+    readonly ceiling: number = LIVE_CALLS_PER_WORKSPACE,
+    readonly leaseMs: number = LIVE_SLOT_LEASE_MS,
+  ) {}
+
+  acquire(workspaceId: string, callId: string): Promise<boolean> {
+    return this.coord.slots.acquire(scopeOf(workspaceId), this.ceiling, callId, this.leaseMs);
+  }
+
+  renew(workspaceId: string, callId: string): Promise<boolean> {
+    return this.coord.slots.renew(scopeOf(workspaceId), callId, this.leaseMs);
+  }
+
+  /** Frees the call's slot and tells dialers that a queued call may go. */
+  async release(workspaceId: string, callId: string): Promise<void> {
+    await this.coord.slots.release(scopeOf(workspaceId), callId);
+    await this.coord.publish(CALLS_QUEUED_CHANNEL, '').catch(() => {});
+  }
+
+  async holders(workspaceId: string): Promise<Set<string>> {
+    return new Set(await this.coord.slots.holders(scopeOf(workspaceId)));
+  }
+}
+
+function scopeOf(workspaceId: string): string {
+  return `live-calls:${workspaceId}`;
+}

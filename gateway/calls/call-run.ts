@@ -1,0 +1,282 @@
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AgentSettings } from '../../core/agents/types.ts';
+import type { CallArtifacts, TranscriptEntry } from '../../core/calls/artifacts.ts';
+import type { LiveControl } from '../../core/calls/control.ts';
+import type { CallLifecycle } from '../../core/calls/lifecycle.ts';
+import type { LiveCallEvent } from '../../core/calls/live-events.ts';
+import { LIVE_SLOT_RENEW_MS, type LiveCallSlots } from '../../core/calls/live-slots.ts';
+import { callObject } from '../../core/calls/representation.ts';
+import type { EndTrigger } from '../../core/calls/state-machine.ts';
+import type { CallRecord, JsonObject, Store } from '../../core/store/types.ts';
+import type { LatencyLabels, PipelineMetrics } from '../../pipeline/metrics.ts';
+import { CallRecorder } from '../../pipeline/recorder.ts';
+import {
+  CallSession,
+  type SessionEndReason,
+  type SessionEngines,
+  type SessionEvent,
+  type SessionOutcome,
+} from '../../pipeline/session.ts';
+import type { TranscriptTurn } from '../../pipeline/transcript.ts';
+import type { StreamContext } from '../handler.ts';
+
+export interface CallRunDeps {
+  store: Store;
+  lifecycle: CallLifecycle;
+  slots: LiveCallSlots;
+  artifacts: CallArtifacts;
+  /** Undefined when this node cannot run calls (no STT engine); `unavailable` says why. */
+  engines: SessionEngines | undefined;
+  unavailable?: string;
+  /** Names of the engines, for the latency histograms' labels. */
+  engineNames: Omit<LatencyLabels, 'language'>;
+  metrics?: PipelineMetrics;
+  /** Where recordings are written while calls run (same file system as the artifacts, so adoption is a rename). */
+  partialDir: string;
+  /** This gateway node's id, kept on the call for recovery. */
+  nodeId: string;
+  /** Where web calls' live events go (the coordinator, to the API node streaming them). */
+  liveEvents?: (callId: string, event: LiveCallEvent) => void;
+}
+
+const END_TRIGGERS: Record<SessionEndReason, EndTrigger> = {
+  'assistant-ended-call': 'assistant_hangup',
+  'customer-ended-call': 'customer_hangup',
+  'exceeded-max-duration': 'max_duration',
+  voicemail: 'voicemail',
+  'pipeline-error': 'pipeline_error',
+};
+
+function transcriptEntry(turn: TranscriptTurn): TranscriptEntry {
+  return {
+    speaker: turn.speaker,
+    text: turn.text,
+    start_ms: Math.round(turn.startMs),
+    end_ms: Math.round(turn.endMs),
+    interrupted: turn.interrupted,
+    ...(turn.node !== undefined ? { node: turn.node } : {}),
+  };
+}
+
+/**
+ * One call's media on this gateway, from the stream's start to its settlement: answers the call (dialing ->
+ * in_progress, `call.started`), runs the agent's CallSession on the stream, keeps the live-call slot's lease
+ * while it runs, and when the media ends keeps the transcript and recording, then settles the call by how the
+ * session ended (billing and the terminal event in one transaction).
+ */
+export class CallRun {
+  private readonly renewTimer: NodeJS.Timeout;
+  private settled: Promise<void> | undefined;
+
+  private constructor(
+    private readonly deps: CallRunDeps,
+    private readonly ctx: StreamContext,
+    readonly call: CallRecord,
+    readonly session: CallSession,
+    private readonly recordingFile: string,
+  ) {
+    this.renewTimer = setInterval(() => {
+      deps.slots.renew(call.workspaceId, call.id).catch(() => {});
+    }, LIVE_SLOT_RENEW_MS);
+    this.renewTimer.unref();
+    void session.finished.then((outcome) => this.settle(outcome));
+  }
+
+  /**
+   * Answers the call behind a verified stream and starts its session; undefined when the call is not one this
+   * stream may answer (unknown, not dialing: aborted or ended meanwhile) or its agent is gone.
+   */
+  static async begin(deps: CallRunDeps, ctx: StreamContext): Promise<CallRun | undefined> {
+    const found = await waitUntilDialing(deps.store, ctx);
+    if (!found) return undefined;
+    const revision = await deps.store.agents.getRevision(
+      found.workspaceId,
+      found.agentId,
+      found.agentRevision,
+    );
+    const refusal = !revision
+      ? 'the agent was deleted before the call was answered'
+      : !deps.engines
+        ? (deps.unavailable ?? 'no engines to run the call')
+        : undefined;
+    if (!revision || !deps.engines || refusal) {
+      await deps.lifecycle.settle(found.workspaceId, found.id, 'pipeline_error', { error: refusal });
+      return undefined;
+    }
+    const call = await deps.lifecycle.markAnswered(found.workspaceId, found.id, { gatewayNode: deps.nodeId });
+    if (!call) return undefined;
+    const engines = deps.engines;
+    const live = call.channel === 'web' ? deps.liveEvents : undefined;
+    live?.(call.id, { type: 'call.status', call: callObject(call) });
+    const stored = revision.content as unknown as AgentSettings;
+    const agent: AgentSettings = { ...stored, max_duration_secs: call.maxDurationSecs };
+    await mkdir(deps.partialDir, { recursive: true });
+    const recordingFile = path.join(deps.partialDir, `${call.id}.wav`);
+    const session = new CallSession({
+      agent,
+      variables: withoutNulls(call.variables),
+      engines,
+      output: ctx.output,
+      recorder: new CallRecorder(recordingFile),
+      onEvent: (event) => {
+        logEvent(ctx, event);
+        if (live) for (const out of liveEventsOf(event)) live(call.id, out);
+      },
+      onLatency: (latency) =>
+        deps.metrics?.observe(latency, { ...deps.engineNames, language: agent.voice.language }),
+    });
+    const run = new CallRun(deps, ctx, call, session, recordingFile);
+    session.start();
+    return run;
+  }
+
+  /** The call was aborted elsewhere: end the media; settlement finds the call already ended. */
+  hangUp(): void {
+    this.ctx.output.end('aborted');
+  }
+
+  private settle(outcome: SessionOutcome): Promise<void> {
+    this.settled ??= this.keepAndSettle(outcome).finally(() => clearInterval(this.renewTimer));
+    return this.settled;
+  }
+
+  private async keepAndSettle(outcome: SessionOutcome): Promise<void> {
+    const { deps, call } = this;
+    const { workspaceId, id } = call;
+    try {
+      const turns = outcome.transcript.map(transcriptEntry);
+      await deps.artifacts.saveTranscript(workspaceId, id, turns);
+      await deps.artifacts.adoptRecording(workspaceId, id, this.recordingFile);
+      await deps.store.calls.setArtifacts(workspaceId, id, {
+        transcriptAvailable: true,
+        recordingAvailable: true,
+      });
+      if (outcome.latency)
+        await deps.store.calls.setLatency(workspaceId, id, outcome.latency as unknown as JsonObject);
+    } catch (error) {
+      this.ctx.logger.error({ err: error }, 'could not keep the transcript or recording');
+      await rm(this.recordingFile, { force: true }).catch(() => {});
+    }
+    try {
+      await deps.lifecycle.settle(workspaceId, id, END_TRIGGERS[outcome.reason], {
+        endedAt: (call.answeredAt ?? Date.now()) + outcome.durationMs,
+      });
+    } catch (error) {
+      // Recovery settles it once the slot's lease has run out.
+      this.ctx.logger.error({ err: error }, 'could not settle the call');
+      return;
+    }
+    await deps.slots.release(workspaceId, id).catch(() => {});
+    if (call.channel === 'web' && deps.liveEvents) {
+      const final = await deps.store.calls.get(workspaceId, id);
+      if (final) deps.liveEvents(id, { type: 'call.status', call: callObject(final) });
+    }
+  }
+
+  /** Live control of a web call. */
+  control(control: LiveControl): void {
+    const { session } = this;
+    switch (control.action) {
+      case 'say':
+        session.say(control.text);
+        break;
+      case 'end_call':
+        session.hangUp(control.message);
+        break;
+      case 'mute':
+        session.setMuted(true);
+        break;
+      case 'unmute':
+        session.setMuted(false);
+        break;
+      case 'add_message':
+        session.addMessage({ role: control.role, content: control.content });
+        break;
+    }
+  }
+}
+
+/** A session event as the live event stream shows it; decisions without the words behind them twice. */
+function liveEventsOf(event: SessionEvent): LiveCallEvent[] {
+  switch (event.type) {
+    case 'transcript':
+      return [{ type: event.final ? 'transcript.final' : 'transcript.partial', text: event.text }];
+    case 'caller_turn':
+      return [{ type: 'caller.turn', text: event.text, at_ms: event.atMs }];
+    case 'agent_turn':
+      return [{ type: 'agent.turn', turn_id: event.turnId, text: event.text, at_ms: event.atMs }];
+    case 'interruption':
+      return [
+        {
+          type: 'interruption',
+          decision: event.event.type,
+          reason: event.event.reason,
+          at_ms: event.event.atMs,
+        },
+      ];
+    case 'latency':
+      return [
+        {
+          type: 'latency',
+          turn_id: event.turnId,
+          latency: event.latency as unknown as Record<string, number>,
+        },
+      ];
+    default:
+      return [];
+  }
+}
+
+/** How often a browser that joined a queued web call looks whether its call has left the queue. */
+const QUEUED_POLL_MS = 250;
+
+/**
+ * The call behind a stream, once it is `dialing` (ringing, or for a web call: given its live slot). A browser
+ * may join a web call that still waits in the queue behind the workspace's live calls: it waits here, its
+ * stream open, until the dialer lets the call go. Undefined when the call cannot be answered.
+ */
+async function waitUntilDialing(store: Store, ctx: StreamContext): Promise<CallRecord | undefined> {
+  for (;;) {
+    const call = await store.calls.findById(ctx.callId);
+    if (call?.status === 'dialing') return call;
+    if (call?.status !== 'queued' || call.channel !== 'web' || ctx.signal.aborted) return undefined;
+    await sleep(QUEUED_POLL_MS);
+  }
+}
+
+/** Variables are a flat map; a null value substitutes as nothing. */
+function withoutNulls(variables: CallRecord['variables']): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const [key, value] of Object.entries(variables)) if (value !== null) out[key] = value;
+  return out;
+}
+
+function logEvent(ctx: StreamContext, event: SessionEvent): void {
+  // Caller words are personal data: the log keeps decisions and timings, not what was said.
+  switch (event.type) {
+    case 'interruption': {
+      const { evidence, ...decision } = event.event;
+      ctx.logger.info(
+        { decision, speech_ms: evidence.speechMs, words: evidence.words.length },
+        'interruption decision',
+      );
+      break;
+    }
+    case 'transition':
+      ctx.logger.info({ from: event.from, to: event.to, label: event.label }, 'flow transition');
+      break;
+    case 'error':
+      ctx.logger.warn({ stage: event.stage, error: event.message }, 'engine failure');
+      break;
+    case 'voicemail_detected':
+      ctx.logger.info({ action: event.action, at_ms: event.atMs }, 'voicemail detected');
+      break;
+    case 'latency':
+      ctx.logger.debug({ latency: event.latency }, 'turn latency');
+      break;
+    default:
+      break;
+  }
+}

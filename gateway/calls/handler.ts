@@ -1,0 +1,77 @@
+import { onCallCommand } from '../../core/calls/control.ts';
+import type { Coordinator, Unsubscribe } from '../../core/coord/types.ts';
+import type { MediaHandler, MediaHandlerFactory, StreamContext } from '../handler.ts';
+import { CallRun, type CallRunDeps } from './call-run.ts';
+
+/**
+ * Frames that arrive while the call is being answered (a few store round trips) wait here, the newest half
+ * second of them: a browser waiting for its queued web call to go must not be answered with stale audio.
+ */
+const MAX_EARLY_FRAMES = 25;
+
+/**
+ * The gateway's handler for real calls: each authorized stream answers its call and runs the agent on it
+ * (`CallRun`). Streams whose call cannot be answered (aborted, ended, unknown) are ended with `call_not_live`.
+ * `listen` subscribes to call commands, so an abort accepted by any API node hangs up the stream here.
+ */
+export class CallStreams {
+  private readonly runs = new Map<string, CallRun>();
+  private unsubscribe: Unsubscribe | undefined;
+
+  constructor(private readonly deps: CallRunDeps) {}
+
+  readonly handlerFactory: MediaHandlerFactory = (ctx) => this.handler(ctx);
+
+  async listen(coord: Coordinator): Promise<void> {
+    this.unsubscribe = await onCallCommand(coord, (command) => {
+      const run = this.runs.get(command.callId);
+      if (!run || run.call.workspaceId !== command.workspaceId) return;
+      if (command.type === 'hangup') run.hangUp();
+      else run.control(command.control);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.unsubscribe?.();
+  }
+
+  /** Calls running on this node now. */
+  get live(): number {
+    return this.runs.size;
+  }
+
+  private handler(ctx: StreamContext): MediaHandler {
+    let run: CallRun | undefined;
+    let early: Int16Array[] | undefined = [];
+    let stopped = false;
+    return {
+      onStart: async () => {
+        run = await CallRun.begin(this.deps, ctx);
+        if (!run) {
+          ctx.output.end('call_not_live');
+          return;
+        }
+        this.runs.set(ctx.callId, run);
+        const current = run;
+        void current.session.finished.then(() => {
+          if (this.runs.get(ctx.callId) === current) this.runs.delete(ctx.callId);
+        });
+        for (const frame of early ?? []) current.session.audio(frame);
+        early = undefined;
+        if (stopped) current.session.stopped();
+      },
+      onAudio: (frame) => {
+        if (run) run.session.audio(frame);
+        else if (early) {
+          early.push(frame);
+          if (early.length > MAX_EARLY_FRAMES) early.shift();
+        }
+      },
+      onPlaybackAck: (ack) => run?.session.playbackAck(ack.name, ack.dropped),
+      onStop: () => {
+        stopped = true;
+        run?.session.stopped();
+      },
+    };
+  }
+}

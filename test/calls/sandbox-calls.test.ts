@@ -1,0 +1,239 @@
+/**
+ * Calls end to end, black box: the whole platform in one process (api, gateway and worker roles) places calls
+ * through the sandbox carrier, whose simulated callees connect to the gateway over Twilio's media protocol and
+ * behave by the destination's last digit. Each call is followed over real HTTP to its terminal status, its
+ * webhooks (a local HTTPS receiver that verifies signatures and dedupes on `id`), its charge in the ledger, and
+ * its transcript and recording.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  makeCertificates,
+  type TestCertificates,
+  WebhookReceiver,
+} from '../../core/events/testing/receiver.ts';
+import { provisionWorkspace } from '../../core/workspaces/provision.ts';
+import { SphinxTranscriber } from '../../engines/stt/index.ts';
+import { type Backend, backends, client, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+
+interface CallBody {
+  id: string;
+  status: string;
+  ended_reason: string | null;
+  started_at: string | null;
+  duration_secs: number;
+  cost: { amount_inr: number; per_min_inr: number };
+  transcript_available: boolean;
+  recording_available: boolean;
+}
+
+const TERMINAL = new Set(['completed', 'voicemail', 'no_answer', 'busy', 'failed', 'timeout', 'aborted']);
+
+for (const backend of await backends()) {
+  describe(`sandbox calls end to end (${backend.name})`, {
+    skip: !SphinxTranscriber.available() && 'PocketSphinx is not installed',
+  }, () => {
+    let certs: TestCertificates;
+    let receiver: WebhookReceiver;
+    let platform: TestPlatform;
+    let api: ReturnType<typeof client>;
+    let secret: string;
+    let apiKey: string;
+    let agentId: string;
+
+    before(async () => {
+      certs = makeCertificates();
+      const secrets: string[] = [];
+      receiver = await WebhookReceiver.start({ certs, secrets: () => secrets });
+      platform = await startTestPlatform(backend as Backend, {
+        env: {
+          ROLES: 'api,gateway,worker',
+          ALLOW_PRIVATE_WEBHOOKS: '1',
+          WEBHOOK_RETRY_SCHEDULE_MS: '0,200,400,800,1600,3200',
+          SANDBOX_RING_MS: '1500',
+        },
+        webhookCa: certs.caPem,
+      });
+      const workspace = await provisionWorkspace(platform.platform.store, {
+        name: 'Calls',
+        mode: 'sandbox',
+        balancePaise: 100_000,
+      });
+      secret = workspace.webhook_secret;
+      secrets.push(secret);
+      apiKey = workspace.api_key;
+      api = client(platform.url, apiKey);
+      const agent = await api<{ id: string }>('POST', '/v2/agents', {
+        body: {
+          name: 'Asha',
+          system_prompt: 'You are Asha from Acme, calling {{name}} about their order.',
+          first_message: 'Hello {{name}}, this is Asha from Acme.',
+          voice: { voice_id: 'local-en-female' },
+          max_duration_secs: 120,
+          end_call: { enabled: true, message: 'Goodbye!' },
+        },
+      });
+      assert.equal(agent.status, 201, agent.text);
+      agentId = agent.body.id;
+    });
+
+    after(async () => {
+      await platform?.close();
+      await receiver?.close();
+      certs?.cleanup();
+    });
+
+    async function place(to: string, extra: Record<string, unknown> = {}): Promise<CallBody> {
+      const response = await api<CallBody>('POST', '/v2/calls', {
+        body: { to, agent_id: agentId, webhook_url: receiver.url(), variables: { name: 'Ravi' }, ...extra },
+      });
+      assert.equal(response.status, 202, response.text);
+      assert.equal(response.body.status, 'queued');
+      return response.body;
+    }
+
+    async function until(
+      id: string,
+      done: (call: CallBody) => boolean,
+      timeoutMs = 90_000,
+    ): Promise<CallBody> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const { body } = await api<CallBody>('GET', `/v2/calls/${id}`);
+        if (done(body)) return body;
+        if (Date.now() > deadline) assert.fail(`call ${id} stayed ${body.status}`);
+        await sleep(200);
+      }
+    }
+
+    const ended = (id: string) => until(id, (call) => TERMINAL.has(call.status));
+
+    /** The call's events as the receiver processed them (verified, deduplicated), by type. */
+    function eventsOf(id: string): string[] {
+      return [...receiver.processed.values()]
+        .map((raw) => JSON.parse(raw.toString('utf8')) as { type: string; data: { call: { id: string } } })
+        .filter((event) => event.data.call.id === id)
+        .map((event) => event.type)
+        .sort();
+    }
+
+    async function waitForEvents(id: string, count: number): Promise<string[]> {
+      const deadline = Date.now() + 20_000;
+      while (eventsOf(id).length < count && Date.now() < deadline) await sleep(100);
+      return eventsOf(id);
+    }
+
+    test('busy, no answer and carrier failure end before media, free, with call.failed', async () => {
+      const [busy, noAnswer, failed] = await Promise.all([
+        place('+919876543210'),
+        place('+919876543211'),
+        place('+919876543215'),
+      ]);
+      const results = await Promise.all([ended(busy.id), ended(noAnswer.id), ended(failed.id)]);
+      assert.deepEqual(
+        results.map((c) => [c.status, c.ended_reason, c.started_at, c.duration_secs, c.cost.amount_inr]),
+        [
+          ['busy', 'customer-busy', null, 0, 0],
+          ['no_answer', 'customer-did-not-answer', null, 0, 0],
+          ['failed', 'pipeline-error', null, 0, 0],
+        ],
+      );
+      for (const call of results) assert.deepEqual(await waitForEvents(call.id, 1), ['call.failed']);
+    });
+
+    test('a conversation completes: started and completed events, billed per second, transcript and recording', async () => {
+      const placed = await place('+919876543219');
+      const call = await ended(placed.id);
+      assert.equal(call.status, 'completed', JSON.stringify(call));
+      assert.ok(call.ended_reason === 'assistant-ended-call' || call.ended_reason === 'customer-ended-call');
+      assert.ok(call.duration_secs > 3, `duration ${call.duration_secs}`);
+      // t3: ₹3 a minute, per started second, rounded up to the paisa.
+      assert.equal(call.cost.per_min_inr, 3);
+      assert.equal(call.cost.amount_inr, Math.ceil((call.duration_secs * 300) / 60) / 100);
+      assert.deepEqual(await waitForEvents(call.id, 2), ['call.completed', 'call.started']);
+
+      const transcript = await api<{ turns: Array<{ speaker: string; text: string }> }>(
+        'GET',
+        `/v2/calls/${call.id}/transcript`,
+      );
+      assert.equal(transcript.status, 200, transcript.text);
+      const agentLines = transcript.body.turns.filter((t) => t.speaker === 'agent').map((t) => t.text);
+      assert.equal(agentLines[0], 'Hello Ravi, this is Asha from Acme.');
+      assert.ok(
+        transcript.body.turns.some((t) => t.speaker === 'caller'),
+        'the callee was heard',
+      );
+
+      const recording = await fetch(`${platform.url}/v2/calls/${call.id}/recording`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+        redirect: 'manual',
+      });
+      assert.equal(recording.status, 302);
+      const wav = await fetch(recording.headers.get('location') ?? '');
+      assert.equal(wav.status, 200);
+      const bytes = Buffer.from(await wav.arrayBuffer());
+      assert.equal(bytes.subarray(0, 4).toString(), 'RIFF');
+      // Two channels of 16 kHz PCM16: 64,000 bytes a second of call.
+      assert.ok(bytes.length > 64_000 * (call.duration_secs - 2), `recording of ${bytes.length} bytes`);
+    });
+
+    test('an answering machine ends the call as voicemail, billed for the live seconds', async () => {
+      const call = await ended((await place('+919876543212')).id);
+      assert.equal(call.status, 'voicemail', JSON.stringify(call));
+      assert.equal(call.ended_reason, 'voicemail');
+      assert.ok(call.started_at !== null);
+      assert.equal(call.cost.amount_inr, Math.ceil((call.duration_secs * 300) / 60) / 100);
+      assert.deepEqual(await waitForEvents(call.id, 2), ['call.started', 'call.voicemail']);
+    });
+
+    test('a callee that hangs up after 2 s completes the call as customer-ended-call', async () => {
+      const call = await ended((await place('+919876543214')).id);
+      assert.equal(call.status, 'completed');
+      assert.equal(call.ended_reason, 'customer-ended-call');
+      assert.ok(call.duration_secs >= 2 && call.duration_secs <= 5, `duration ${call.duration_secs}`);
+    });
+
+    test('abort: a live call ends aborted, never billed; aborting again is a conflict', async () => {
+      const placed = await place('+919876543213');
+      await until(placed.id, (call) => call.status === 'in_progress', 30_000);
+      await sleep(1_000);
+      const aborted = await api<CallBody>('POST', `/v2/calls/${placed.id}/abort`);
+      assert.equal(aborted.status, 200, aborted.text);
+      assert.equal(aborted.body.status, 'aborted');
+      assert.equal(aborted.body.ended_reason, 'aborted-by-api');
+      assert.equal(aborted.body.cost.amount_inr, 0);
+      const again = await api('POST', `/v2/calls/${placed.id}/abort`);
+      assert.equal(again.status, 409);
+      assert.deepEqual(await waitForEvents(placed.id, 2), ['call.aborted', 'call.started']);
+      // The stream was hung up: the gateway keeps its transcript, and nothing changes the outcome.
+      await until(placed.id, (call) => call.transcript_available, 10_000);
+      const final = await api<CallBody>('GET', `/v2/calls/${placed.id}`);
+      assert.equal(final.body.status, 'aborted');
+    });
+
+    test('a silent callee runs into max_duration_secs: timeout, billed for the whole duration', async () => {
+      const call = await ended((await place('+919876543213', { max_duration_secs: 30 })).id);
+      assert.equal(call.status, 'timeout', JSON.stringify(call));
+      assert.equal(call.ended_reason, 'exceeded-max-duration');
+      assert.ok(call.duration_secs >= 30 && call.duration_secs <= 32, `duration ${call.duration_secs}`);
+      assert.deepEqual(await waitForEvents(call.id, 2), ['call.failed', 'call.started']);
+    });
+
+    test("the ledger holds nothing once every call ended, and captured exactly the calls' costs", async () => {
+      const wallet = await api<{ held_inr: number; balance_inr: number }>('GET', '/v2/wallet');
+      assert.equal(wallet.status, 200);
+      const calls = await api<{ data: CallBody[] }>('GET', '/v2/calls?limit=100');
+      const billed = calls.body.data.reduce((sum, c) => sum + Math.round(c.cost.amount_inr * 100), 0);
+      assert.equal(Math.round(wallet.body.balance_inr * 100), 100_000 - billed);
+      assert.equal(wallet.body.held_inr, 0);
+      // Every delivery the receiver accepted carried a valid signature, and every call had one terminal event.
+      for (const call of calls.body.data) {
+        const terminal = eventsOf(call.id).filter(
+          (type) => type !== 'call.started' && type !== 'call.queued',
+        );
+        assert.equal(terminal.length, 1, `${call.id}: ${terminal.join(', ')}`);
+      }
+    });
+  });
+}
