@@ -9,7 +9,7 @@ import { DiskCallArtifacts } from '../core/calls/artifacts.ts';
 import { Dialer, settleRingOutcomes } from '../core/calls/dialer.ts';
 import { CallLifecycle } from '../core/calls/lifecycle.ts';
 import { publishLiveEvent } from '../core/calls/live-events.ts';
-import { LiveCallSlots } from '../core/calls/live-slots.ts';
+import { LIVE_CALLS_PER_WORKSPACE, LiveCallSlots } from '../core/calls/live-slots.ts';
 import { CallRecovery } from '../core/calls/recovery.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config, Role } from '../core/config.ts';
@@ -90,7 +90,7 @@ export async function startPlatform(
       );
     }
     const runsCalls = config.roles.includes('gateway') || config.roles.includes('worker');
-    const slots = new LiveCallSlots(coord);
+    const slots = new LiveCallSlots(coord, LIVE_CALLS_PER_WORKSPACE, config.liveCallLeaseMs);
     const lifecycle = new CallLifecycle({
       store,
       slots,

@@ -69,6 +69,7 @@ const envSchema = z.object({
   TTS_BASE_URL: z.string().url().optional(),
   TTS_API_KEY: z.string().optional(),
   SANDBOX_RING_MS: positiveInt.default(3_000),
+  LIVE_CALL_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).default(90_000),
   TWILIO_API_BASE: z.string().url().default('https://api.twilio.com'),
   TWILIO_ACCOUNT_SID: z
     .string()
@@ -114,6 +115,11 @@ export interface Config {
   /** This process's name among the deployment's nodes, kept on the calls it runs; default host and pid. */
   readonly nodeId: string;
   readonly engines: EngineConfig;
+  /**
+   * Lease of a live call's slot, renewed by the node running the call: how long a dead node's calls hold their
+   * slots before recovery ends them.
+   */
+  readonly liveCallLeaseMs: number;
   /** How long the sandbox carrier's never-answering callee rings before `no_answer`. */
   readonly sandboxRingMs: number;
   /** The Twilio account production workspaces dial through; undefined when not configured. */
@@ -236,6 +242,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         : {}),
     }),
     sandboxRingMs: e.SANDBOX_RING_MS,
+    liveCallLeaseMs: e.LIVE_CALL_LEASE_MS,
     twilio: twilioOf(e),
   });
 }

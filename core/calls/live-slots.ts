@@ -8,8 +8,6 @@ export const LIVE_CALLS_PER_WORKSPACE = 5;
  * that dies stops renewing, so its calls' slots free themselves within this time and recovery ends the calls.
  */
 export const LIVE_SLOT_LEASE_MS = 90_000;
-/** How often a holder renews its lease: a third of it, so two renewals can fail before it runs out. */
-export const LIVE_SLOT_RENEW_MS = LIVE_SLOT_LEASE_MS / 3;
 
 /**
  * The coordinator slots that cap a workspace's live calls. The holder of a slot is the call id, so whichever
@@ -21,6 +19,11 @@ export class LiveCallSlots {
     readonly ceiling: number = LIVE_CALLS_PER_WORKSPACE,
     readonly leaseMs: number = LIVE_SLOT_LEASE_MS,
   ) {}
+
+  /** How often a holder renews its lease: a third of it, so two renewals can fail before it runs out. */
+  get renewEveryMs(): number {
+    return Math.max(50, Math.floor(this.leaseMs / 3));
+  }
 
   acquire(workspaceId: string, callId: string): Promise<boolean> {
     return this.coord.slots.acquire(scopeOf(workspaceId), this.ceiling, callId, this.leaseMs);

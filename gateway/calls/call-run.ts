@@ -6,7 +6,7 @@ import type { CallArtifacts, TranscriptEntry } from '../../core/calls/artifacts.
 import type { LiveControl } from '../../core/calls/control.ts';
 import type { CallLifecycle } from '../../core/calls/lifecycle.ts';
 import type { LiveCallEvent } from '../../core/calls/live-events.ts';
-import { LIVE_SLOT_RENEW_MS, type LiveCallSlots } from '../../core/calls/live-slots.ts';
+import type { LiveCallSlots } from '../../core/calls/live-slots.ts';
 import { callObject } from '../../core/calls/representation.ts';
 import type { EndTrigger } from '../../core/calls/state-machine.ts';
 import type { CallRecord, JsonObject, Store } from '../../core/store/types.ts';
@@ -79,7 +79,7 @@ export class CallRun {
   ) {
     this.renewTimer = setInterval(() => {
       deps.slots.renew(call.workspaceId, call.id).catch(() => {});
-    }, LIVE_SLOT_RENEW_MS);
+    }, deps.slots.renewEveryMs);
     this.renewTimer.unref();
     void session.finished.then((outcome) => this.settle(outcome));
   }

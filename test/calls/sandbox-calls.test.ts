@@ -13,9 +13,11 @@ import {
   type TestCertificates,
   WebhookReceiver,
 } from '../../core/events/testing/receiver.ts';
+import type { Store } from '../../core/store/types.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
 import { SphinxTranscriber } from '../../engines/stt/index.ts';
-import { type Backend, backends, client, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { backends, client, startTestPlatform } from '../support/platform.ts';
+import { startTopology, type Topology } from '../support/topology.ts';
 
 interface CallBody {
   id: string;
@@ -30,13 +32,57 @@ interface CallBody {
 
 const TERMINAL = new Set(['completed', 'voicemail', 'no_answer', 'busy', 'failed', 'timeout', 'aborted']);
 
+/** Settings of every deployment under test: webhooks to the local receiver, quick retries and ringing. */
+const CALL_TEST_ENV = {
+  ALLOW_PRIVATE_WEBHOOKS: '1',
+  WEBHOOK_RETRY_SCHEDULE_MS: '0,200,400,800,1600,3200',
+  SANDBOX_RING_MS: '1500',
+};
+
+interface Deployment {
+  url: string;
+  store: Store;
+  topology?: Topology;
+  close(): Promise<void>;
+}
+
+type StartDeployment = (certs: TestCertificates) => Promise<Deployment>;
+
+const deployments: Array<{ name: string; start: StartDeployment }> = [];
 for (const backend of await backends()) {
-  describe(`sandbox calls end to end (${backend.name})`, {
+  deployments.push({
+    name: `one process, ${backend.name}`,
+    start: async (certs) => {
+      const p = await startTestPlatform(backend, {
+        env: { ROLES: 'api,gateway,worker', ...CALL_TEST_ENV },
+        webhookCa: certs.caPem,
+      });
+      return { url: p.url, store: p.platform.store, close: () => p.close() };
+    },
+  });
+  if (backend.databaseUrl && backend.redisUrl) {
+    const services = { databaseUrl: backend.databaseUrl, redisUrl: backend.redisUrl };
+    deployments.push({
+      name: 'separate processes (1 api, 2 gateways, 1 worker), postgres+redis',
+      start: async (certs) => {
+        const topology = await startTopology(services, {
+          ...CALL_TEST_ENV,
+          NODE_EXTRA_CA_CERTS: certs.caFile,
+          LIVE_CALL_LEASE_MS: '3000',
+        });
+        return { url: topology.url, store: topology.store, topology, close: () => topology.close() };
+      },
+    });
+  }
+}
+
+for (const deployment of deployments) {
+  describe(`sandbox calls end to end (${deployment.name})`, {
     skip: !SphinxTranscriber.available() && 'PocketSphinx is not installed',
   }, () => {
     let certs: TestCertificates;
     let receiver: WebhookReceiver;
-    let platform: TestPlatform;
+    let platform: Deployment;
     let api: ReturnType<typeof client>;
     let secret: string;
     let apiKey: string;
@@ -46,16 +92,8 @@ for (const backend of await backends()) {
       certs = makeCertificates();
       const secrets: string[] = [];
       receiver = await WebhookReceiver.start({ certs, secrets: () => secrets });
-      platform = await startTestPlatform(backend as Backend, {
-        env: {
-          ROLES: 'api,gateway,worker',
-          ALLOW_PRIVATE_WEBHOOKS: '1',
-          WEBHOOK_RETRY_SCHEDULE_MS: '0,200,400,800,1600,3200',
-          SANDBOX_RING_MS: '1500',
-        },
-        webhookCa: certs.caPem,
-      });
-      const workspace = await provisionWorkspace(platform.platform.store, {
+      platform = await deployment.start(certs);
+      const workspace = await provisionWorkspace(platform.store, {
         name: 'Calls',
         mode: 'sandbox',
         balancePaise: 100_000,
@@ -220,18 +258,70 @@ for (const backend of await backends()) {
       assert.deepEqual(await waitForEvents(call.id, 2), ['call.failed', 'call.started']);
     });
 
+    test('20 calls placed at once: at most 5 live at any moment, the rest wait queued, all finish', async () => {
+      const placed = await Promise.all(Array.from({ length: 20 }, () => place('+919876500004')));
+      const ids = new Set(placed.map((c) => c.id));
+      let maxLive = 0;
+      let sawQueued = false;
+      for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+        const page = await api<{ data: CallBody[] }>('GET', '/v2/calls?limit=100');
+        const mine = page.body.data.filter((c) => ids.has(c.id));
+        const live = mine.filter((c) => c.status === 'dialing' || c.status === 'in_progress').length;
+        maxLive = Math.max(maxLive, live);
+        sawQueued ||= mine.some((c) => c.status === 'queued');
+        if (mine.every((c) => TERMINAL.has(c.status))) break;
+        await sleep(100);
+      }
+      assert.ok(maxLive <= 5, `${maxLive} calls were live at once`);
+      assert.ok(maxLive >= 4, `the dialer used its slots (${maxLive} at most)`);
+      assert.ok(sawQueued, 'calls waited in the queue');
+      for (const call of placed) assert.equal((await ended(call.id)).status, 'completed');
+    });
+
+    test('a gateway killed mid-call: its calls end failed once, free, with one event; the rest go on', async (t) => {
+      const topology = platform.topology;
+      if (!topology) return t.skip('needs separate processes');
+      const placed = await Promise.all([place('+919876543213'), place('+919876543213')]);
+      await Promise.all(placed.map((c) => until(c.id, (call) => call.status === 'in_progress', 30_000)));
+      const hosts = await Promise.all(
+        placed.map(async (c) => (await platform.store.calls.findById(c.id))?.gatewayNode),
+      );
+      const victim = hosts[0] ?? 'gateway-a';
+      await topology.kill(victim);
+      for (const [i, placedCall] of placed.entries()) {
+        if (hosts[i] !== victim) continue;
+        const call = await ended(placedCall.id);
+        assert.equal(call.status, 'failed', JSON.stringify(call));
+        assert.equal(call.ended_reason, 'pipeline-error');
+        assert.equal(call.cost.amount_inr, 0);
+        assert.deepEqual(await waitForEvents(call.id, 2), ['call.failed', 'call.started']);
+      }
+      for (const [i, placedCall] of placed.entries()) {
+        if (hosts[i] === victim) continue;
+        // A call on the surviving gateway goes on (its callee stays silent until aborted below).
+        const { body } = await api<CallBody>('GET', `/v2/calls/${placedCall.id}`);
+        assert.equal(body.status, 'in_progress');
+      }
+      await topology.restart(victim);
+      const after = await ended((await place('+919876543214')).id);
+      assert.equal(after.status, 'completed', 'calls run again after the restart');
+      for (const call of placed) await api('POST', `/v2/calls/${call.id}/abort`);
+    });
+
     test("the ledger holds nothing once every call ended, and captured exactly the calls' costs", async () => {
+      const calls = await api<{ data: CallBody[] }>('GET', '/v2/calls?limit=100');
+      for (const call of calls.body.data) await ended(call.id);
       const wallet = await api<{ held_inr: number; balance_inr: number }>('GET', '/v2/wallet');
       assert.equal(wallet.status, 200);
-      const calls = await api<{ data: CallBody[] }>('GET', '/v2/calls?limit=100');
       const billed = calls.body.data.reduce((sum, c) => sum + Math.round(c.cost.amount_inr * 100), 0);
       assert.equal(Math.round(wallet.body.balance_inr * 100), 100_000 - billed);
       assert.equal(wallet.body.held_inr, 0);
       // Every delivery the receiver accepted carried a valid signature, and every call had one terminal event.
+      const isTerminalEvent = (type: string) => type !== 'call.started' && type !== 'call.queued';
       for (const call of calls.body.data) {
-        const terminal = eventsOf(call.id).filter(
-          (type) => type !== 'call.started' && type !== 'call.queued',
-        );
+        const deadline = Date.now() + 20_000;
+        while (!eventsOf(call.id).some(isTerminalEvent) && Date.now() < deadline) await sleep(100);
+        const terminal = eventsOf(call.id).filter(isTerminalEvent);
         assert.equal(terminal.length, 1, `${call.id}: ${terminal.join(', ')}`);
       }
     });
