@@ -7,6 +7,11 @@ import type { CallerTurn } from './turn-taking.ts';
  * One agent turn's latency (metrics.ts) from the caller's turn and the reply's wall-clock timings. The caller
  * stopping speaking is call time; it is mapped to wall time by when that audio arrived. Null when the reply
  * produced no audio (nothing to measure voice to voice).
+ *
+ * The overhead is what the platform adds: voice to voice less the wait for the turn to end (the endpointing
+ * silence, or the STT final when it came later, or whatever else held the decision, such as the caller's words
+ * still arriving) and less the engines' time to first clause and first audio. Measuring the wait up to the
+ * decision itself, not a sum of its expected parts, keeps a slow final or a held turn out of the overhead.
  */
 export function turnLatency(caller: CallerTurn, t: ReplyTimings, time: CallTime): TurnLatency | null {
   if (t.firstAudioAtWallMs === undefined) return null;
@@ -16,7 +21,7 @@ export function turnLatency(caller: CallerTurn, t: ReplyTimings, time: CallTime)
   const llmFirstClause = (t.firstClauseAtWallMs ?? t.requestAtWallMs) - t.requestAtWallMs;
   const ttsFirstAudio = t.firstAudioAtWallMs - (t.firstTtsRequestAtWallMs ?? t.firstAudioAtWallMs);
   const voiceToVoice = t.firstAudioAtWallMs - speechEndWall;
-  const waited = Math.max(caller.endpointMs, sttFinal);
+  const waited = Math.max(caller.endpointMs, sttFinal, caller.decidedAtWallMs - speechEndWall);
   return {
     endpoint_ms: caller.endpointMs,
     stt_final_ms: sttFinal,

@@ -29,6 +29,8 @@ export interface CallerTurn extends TurnEnd {
   speechEndMs: number;
   /** Wall time at which the final transcript was in hand. */
   finalAtWallMs: number;
+  /** Wall time at which the turn was decided: from here on, everything until the agent speaks is the reply's. */
+  decidedAtWallMs: number;
 }
 
 export interface TurnTakingListener {
@@ -277,6 +279,7 @@ export class TurnTaking {
       text,
       speechEndMs: this.speechEndFor(atMs, endpointMs),
       finalAtWallMs: this.lastFinalWallMs,
+      decidedAtWallMs: this.wallNow(),
     });
   }
 
