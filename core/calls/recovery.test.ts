@@ -8,10 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
-import { redisUrl, uniqueName } from '../../test/support/services.ts';
-import { type Clock, ManualClock } from '../clock.ts';
-import { type Coordinator, MemoryCoordinator, RedisCoordinator, type Unsubscribe } from '../coord/index.ts';
+import { ManualClock } from '../clock.ts';
+import type { Coordinator, Unsubscribe } from '../coord/index.ts';
+import { coordinatorPairTargets } from '../coord/testing/node-pairs.ts';
 import { storeTargets } from '../store/testing/targets.ts';
 import type { CallRecord, Store } from '../store/types.ts';
 import { admitCall } from './admission.ts';
@@ -30,53 +29,7 @@ const SHORT_LEASE_MS = 200;
 const KEPT_LEASE_MS = 60 * 60_000;
 const RING_DEADLINE_MS = 30_000;
 
-interface CoordinatorTarget {
-  readonly name: 'memory' | 'redis';
-  /** Two handles on one coordination state: the same coordinator (memory) or two Redis clients (two nodes). */
-  open(clock: Clock): [Coordinator, Coordinator];
-  cleanup(): Promise<void>;
-}
-
-async function coordinatorTargets(): Promise<CoordinatorTarget[]> {
-  const targets: CoordinatorTarget[] = [
-    {
-      name: 'memory',
-      open: (clock) => {
-        const coord = new MemoryCoordinator({ clock });
-        return [coord, coord];
-      },
-      cleanup: async () => {},
-    },
-  ];
-  const url = await redisUrl();
-  if (url) {
-    const runPrefix = uniqueName('recoverytest');
-    let opened = 0;
-    targets.push({
-      name: 'redis',
-      open: (clock) => {
-        const keyPrefix = `${runPrefix}:${++opened}`;
-        return [
-          new RedisCoordinator({ url, clock, keyPrefix }),
-          new RedisCoordinator({ url, clock, keyPrefix }),
-        ];
-      },
-      cleanup: async () => {
-        const admin = new Redis(url);
-        let cursor = '0';
-        do {
-          const [next, keys] = await admin.scan(cursor, 'MATCH', `${runPrefix}:*`, 'COUNT', 500);
-          if (keys.length > 0) await admin.del(...keys);
-          cursor = next;
-        } while (cursor !== '0');
-        await admin.quit();
-      },
-    });
-  }
-  return targets;
-}
-
-const coordinatorTargetList = await coordinatorTargets();
+const coordinatorTargetList = await coordinatorPairTargets('recoverytest');
 
 after(async () => {
   for (const target of coordinatorTargetList) await target.cleanup();

@@ -5,14 +5,15 @@
  * played; hanging up ends the stream with `bye`. Skipped when Chromium is not installed.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { writeWav } from '../../codecs/index.ts';
 import type { MediaHandlerFactory } from '../handler.ts';
 import { concat, rms, sine, toneShare } from '../testing/audio.ts';
+import { chromiumMissing, launchChromium } from '../testing/chromium.ts';
 import {
   type RecordedEvent,
   recordingEcho,
@@ -20,8 +21,6 @@ import {
   type TestGateway,
   waitForSummary,
 } from '../testing/harness.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 interface PageStats {
   framesSent: number;
@@ -31,7 +30,7 @@ interface PageStats {
 }
 
 describe('demo page in headless Chromium', {
-  skip: !existsSync(CHROMIUM) && 'chromium is not installed',
+  skip: chromiumMissing,
 }, () => {
   let gw: TestGateway;
   let browser: Browser;
@@ -55,22 +54,7 @@ describe('demo page in headless Chromium', {
     dir = mkdtempSync(path.join(tmpdir(), 'gateway-browser-'));
     const wav = path.join(dir, 'tone.wav');
     writeFileSync(wav, writeWav({ sampleRate: 16000, channels: [sine(16000, 440, 16000 * 5, 10000)] }));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--use-fake-device-for-media-stream',
-        '--use-fake-ui-for-media-stream',
-        `--use-file-for-fake-audio-capture=${wav}`,
-        '--autoplay-policy=no-user-gesture-required',
-      ],
-    });
+    browser = await launchChromium(wav);
   });
 
   after(async () => {

@@ -6,19 +6,19 @@
  * both with `unsupported_channel`. Skipped when Chromium or PocketSphinx is not installed.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { writeWav } from '../../codecs/index.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
 import { SphinxTranscriber } from '../../engines/stt/index.ts';
 import { createTextToSpeech } from '../../engines/tts/index.ts';
+import { chromiumMissing, launchChromium } from '../../gateway/testing/chromium.ts';
 import { backends, client, errorCode, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const [embedded] = await backends();
 
 interface LiveEvent {
@@ -62,9 +62,7 @@ async function until(
 }
 
 describe('a web call from the demo page in headless Chromium', {
-  skip:
-    (!existsSync(CHROMIUM) && 'chromium is not installed') ||
-    (!SphinxTranscriber.available() && 'PocketSphinx is not installed'),
+  skip: chromiumMissing || (!SphinxTranscriber.available() && 'PocketSphinx is not installed'),
 }, () => {
   let platform: TestPlatform;
   let browser: Browser;
@@ -113,19 +111,7 @@ describe('a web call from the demo page in headless Chromium', {
     dir = mkdtempSync(path.join(tmpdir(), 'web-call-'));
     const wav = path.join(dir, 'caller.wav');
     writeFileSync(wav, writeWav({ sampleRate: 16000, channels: [speech] }));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--use-fake-device-for-media-stream',
-        '--use-fake-ui-for-media-stream',
-        `--use-file-for-fake-audio-capture=${wav}`,
-        '--autoplay-policy=no-user-gesture-required',
-      ],
-    });
+    browser = await launchChromium(wav);
   });
 
   after(async () => {

@@ -1,5 +1,6 @@
 import { type Logger, pino } from 'pino';
 import type { RingOutcome, RingOutcomeSink } from '../../../core/calls/carrier.ts';
+import { testCallRecord } from '../../../core/calls/testing/call-record.ts';
 import type { CallRecord } from '../../../core/store/types.ts';
 import type { MediaHandler, MediaHandlerFactory, StreamContext } from '../../handler.ts';
 import { rms } from '../../testing/audio.ts';
@@ -117,36 +118,12 @@ export function capturingLogger(): { logger: Logger; lines: string[] } {
 }
 
 export function callTo(id: string, toNumber: string): CallRecord {
-  return {
+  return testCallRecord({
     id,
     workspaceId: 'ws_sandbox_test',
-    agentId: 'agent_1',
-    agentRevision: 1,
-    channel: 'phone',
     toNumber,
     fromNumber: '+919800000000',
-    tier: 'standard',
-    perMinPaise: 300,
     maxDurationSecs: 60,
-    variables: {},
-    webhookUrl: null,
-    phoneNumberId: null,
-    poolId: null,
-    status: 'dialing',
-    endedReason: null,
     carrier: 'sandbox',
-    carrierCallId: null,
-    gatewayNode: null,
-    createdAt: Date.now(),
-    dialingAt: Date.now(),
-    answeredAt: null,
-    endedAt: null,
-    durationSecs: 0,
-    costPaise: 0,
-    transcriptAvailable: false,
-    recordingAvailable: false,
-    analysis: null,
-    latency: null,
-    error: null,
-  };
+  });
 }

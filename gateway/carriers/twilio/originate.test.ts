@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { MemoryTokenClaims, StreamTokens } from '../../../core/auth/stream-tokens.ts';
+import { testCallRecord } from '../../../core/calls/testing/call-record.ts';
 import type { CallRecord } from '../../../core/store/types.ts';
 import { TwilioCarrier, type TwilioCarrierOptions, TwilioRequestError } from './originate.ts';
 import {
@@ -19,39 +20,7 @@ const CALLBACK_BASE = 'https://api.example.com/carriers/twilio/status';
 const DEFAULT_FROM = '+14155550100';
 
 function phoneCall(id: string, overrides: Partial<CallRecord> = {}): CallRecord {
-  return {
-    id,
-    workspaceId: 'ws_twilio_test',
-    agentId: 'agt_twilio_test',
-    agentRevision: 1,
-    channel: 'phone',
-    toNumber: '+919812345678',
-    fromNumber: null,
-    tier: 't3',
-    perMinPaise: 300,
-    maxDurationSecs: 300,
-    variables: {},
-    webhookUrl: null,
-    phoneNumberId: null,
-    poolId: null,
-    status: 'dialing',
-    endedReason: null,
-    carrier: 'twilio',
-    carrierCallId: null,
-    gatewayNode: null,
-    createdAt: Date.now(),
-    dialingAt: Date.now(),
-    answeredAt: null,
-    endedAt: null,
-    durationSecs: 0,
-    costPaise: 0,
-    transcriptAvailable: false,
-    recordingAvailable: false,
-    analysis: null,
-    latency: null,
-    error: null,
-    ...overrides,
-  };
+  return testCallRecord({ id, workspaceId: 'ws_twilio_test', carrier: 'twilio', ...overrides });
 }
 
 /** The token inside `<Parameter name="token" value="..."/>`. */
