@@ -2,30 +2,16 @@ import {
   asNumber,
   asObject,
   asString,
-  audioEvent,
-  base64AudioMessages,
   bytesPerSample,
-  control,
-  decodeBase64,
-  encoderFor,
   field,
-  InboundAudio,
   isSupportedRate,
   type JsonObject,
-  OutboundAudio,
   parseEncoding,
-  parseJsonObject,
   stringMap,
   takeToken,
 } from '../common.ts';
-import type {
-  AdapterContext,
-  CarrierEvent,
-  CarrierEventSink,
-  CarrierMedia,
-  MediaFormat,
-  WireMessage,
-} from '../types.ts';
+import { JsonStreamMedia } from '../json-stream.ts';
+import type { AdapterContext, CarrierEvent, CarrierMedia, MediaFormat } from '../types.ts';
 
 /**
  * Exotel voicebot stream (bidirectional). Snake_case fields whose shape varies between Exotel's own documents,
@@ -41,43 +27,26 @@ import type {
 /** Exotel's minimum chunk (100 ms of 8 kHz PCM16); a multiple of its 320-byte unit. */
 export const EXOTEL_CHUNK_BYTES = 3200;
 
-export class ExotelMedia implements CarrierMedia {
+export class ExotelMedia extends JsonStreamMedia {
   readonly carrier = 'exotel' as const;
-  readonly pacedOutput = false;
+  protected override readonly padBeforeMark = true;
   private streamSid = '';
-  private inbound: InboundAudio | undefined;
-  private outbound: OutboundAudio | undefined;
-  private mediaPrefix = '';
 
   /** `queryRate`: the `sample-rate` we put on the stream URL, used when the start message names none. */
-  constructor(private readonly queryRate: number | undefined) {}
-
-  parse(data: Uint8Array, isBinary: boolean, emit: CarrierEventSink): void {
-    emit(this.read(data, isBinary));
+  constructor(private readonly queryRate: number | undefined) {
+    super();
   }
 
-  private read(data: Uint8Array, isBinary: boolean): CarrierEvent {
-    if (isBinary) return { type: 'bad', reason: 'unexpected_binary' };
-    const msg = parseJsonObject(data);
-    if (!msg) return { type: 'bad', reason: 'malformed' };
+  protected readMessage(msg: JsonObject): CarrierEvent {
     switch (msg.event) {
       case 'connected':
         return { type: 'ignored' };
       case 'start':
         return this.parseStart(msg);
-      case 'media': {
-        if (!this.inbound) return { type: 'bad', reason: 'media_before_start' };
-        const media = asObject(msg.media);
-        const timestamp = asNumber(field(media, 'timestamp'));
-        const chunk = asNumber(field(media, 'chunk'));
-        return audioEvent(this.inbound, decodeBase64(field(media, 'payload')), timestamp, chunk);
-      }
-      case 'dtmf': {
-        const dtmf = asObject(msg.dtmf) ?? msg;
-        const digit = asString(field(dtmf, 'digit', 'digits'));
-        if (!digit) return { type: 'bad', reason: 'bad_payload' };
-        return { type: 'dtmf', digit, durationMs: asNumber(field(dtmf, 'duration')) };
-      }
+      case 'media':
+        return this.mediaAudio(msg, false);
+      case 'dtmf':
+        return this.dtmf(msg);
       case 'mark': {
         const name = asString(field(asObject(msg.mark), 'name')) ?? asString(msg.name);
         if (name === undefined) return { type: 'bad', reason: 'bad_payload' };
@@ -115,10 +84,12 @@ export class ExotelMedia implements CarrierMedia {
     const customParameters = stringMap(read('custom_parameters', 'customParameters'));
     const token = takeToken(customParameters);
     this.streamSid = streamSid;
-    this.inbound = new InboundAudio(format);
-    const chunkSamples = EXOTEL_CHUNK_BYTES / bytesPerSample(encoding);
-    this.outbound = new OutboundAudio(format, chunkSamples, encoderFor(encoding)!);
-    this.mediaPrefix = `{"event":"media","stream_sid":${JSON.stringify(streamSid)},"media":{"payload":"`;
+    this.begin(
+      format,
+      format,
+      EXOTEL_CHUNK_BYTES / bytesPerSample(encoding),
+      `{"event":"media","stream_sid":${JSON.stringify(streamSid)},"media":{"payload":"`,
+    );
     const carrierCallId = asString(read('call_sid', 'callSid'));
     return {
       type: 'start',
@@ -128,26 +99,12 @@ export class ExotelMedia implements CarrierMedia {
     };
   }
 
-  encodeAudio(pcm16k: Int16Array): WireMessage[] {
-    if (!this.outbound) return [];
-    return base64AudioMessages(this.outbound, this.outbound.push(pcm16k), this.mediaPrefix, '"}}');
+  protected markMessage(name: string): JsonObject {
+    return { event: 'mark', stream_sid: this.streamSid, mark: { name } };
   }
 
-  encodeMark(name: string): WireMessage[] {
-    if (!this.outbound) return [];
-    const out = base64AudioMessages(this.outbound, this.outbound.flush(true), this.mediaPrefix, '"}}');
-    out.push(control({ event: 'mark', stream_sid: this.streamSid, mark: { name } }));
-    return out;
-  }
-
-  encodeClear(): WireMessage[] {
-    if (!this.outbound) return [];
-    this.outbound.reset();
-    return [control({ event: 'clear', stream_sid: this.streamSid })];
-  }
-
-  encodeEnd(): WireMessage[] {
-    return [];
+  protected clearMessage(): JsonObject {
+    return { event: 'clear', stream_sid: this.streamSid };
   }
 }
 

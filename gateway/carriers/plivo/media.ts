@@ -2,29 +2,15 @@ import {
   asNumber,
   asObject,
   asString,
-  audioEvent,
-  base64AudioMessages,
-  control,
-  decodeBase64,
-  encoderFor,
   field,
-  InboundAudio,
   type JsonObject,
-  OutboundAudio,
   parseEncoding,
   parseHeaderList,
-  parseJsonObject,
   stringMap,
   takeToken,
 } from '../common.ts';
-import type {
-  AdapterContext,
-  CarrierEvent,
-  CarrierEventSink,
-  CarrierMedia,
-  MediaFormat,
-  WireMessage,
-} from '../types.ts';
+import { JsonStreamMedia } from '../json-stream.ts';
+import type { AdapterContext, CarrierEvent, CarrierMedia, MediaFormat } from '../types.ts';
 
 /**
  * Plivo audio streams (`<Stream bidirectional="true" contentType=...>`). Numbers are real numbers here, but
@@ -37,40 +23,18 @@ import type {
 
 const PLIVO_RATES: readonly number[] = [8000, 16000];
 
-export class PlivoMedia implements CarrierMedia {
+export class PlivoMedia extends JsonStreamMedia {
   readonly carrier = 'plivo' as const;
-  readonly pacedOutput = false;
   private streamId = '';
-  private inbound: InboundAudio | undefined;
-  private outbound: OutboundAudio | undefined;
-  private playPrefix = '';
 
-  parse(data: Uint8Array, isBinary: boolean, emit: CarrierEventSink): void {
-    emit(this.read(data, isBinary));
-  }
-
-  private read(data: Uint8Array, isBinary: boolean): CarrierEvent {
-    if (isBinary) return { type: 'bad', reason: 'unexpected_binary' };
-    const msg = parseJsonObject(data);
-    if (!msg) return { type: 'bad', reason: 'malformed' };
+  protected readMessage(msg: JsonObject): CarrierEvent {
     switch (msg.event) {
       case 'start':
         return this.parseStart(msg);
-      case 'media': {
-        if (!this.inbound) return { type: 'bad', reason: 'media_before_start' };
-        const media = asObject(msg.media);
-        const track = asString(field(media, 'track'));
-        if (track !== undefined && !track.startsWith('inbound')) return { type: 'ignored' };
-        const timestamp = asNumber(field(media, 'timestamp'));
-        const chunk = asNumber(field(media, 'chunk'));
-        return audioEvent(this.inbound, decodeBase64(field(media, 'payload')), timestamp, chunk);
-      }
-      case 'dtmf': {
-        const dtmf = asObject(msg.dtmf) ?? msg;
-        const digit = asString(field(dtmf, 'digit', 'digits'));
-        if (!digit) return { type: 'bad', reason: 'bad_payload' };
-        return { type: 'dtmf', digit, durationMs: asNumber(field(dtmf, 'duration')) };
-      }
+      case 'media':
+        return this.mediaAudio(msg);
+      case 'dtmf':
+        return this.dtmf(msg);
       case 'playedStream':
       case 'played': {
         const name = asString(msg.name) ?? asString(field(asObject(msg.checkpoint), 'name'));
@@ -106,36 +70,24 @@ export class PlivoMedia implements CarrierMedia {
     const customParameters = typeof headers === 'string' ? parseHeaderList(headers) : stringMap(headers);
     const token = takeToken(customParameters);
     this.streamId = streamId;
-    this.inbound = new InboundAudio(format);
-    this.outbound = new OutboundAudio(format, sampleRate / 50, encoderFor(encoding)!);
     const contentType = encoding === 'mulaw' ? 'audio/x-mulaw' : 'audio/x-l16';
-    this.playPrefix =
+    this.begin(
+      format,
+      format,
+      sampleRate / 50,
       `{"event":"playAudio","streamId":${JSON.stringify(streamId)},"media":` +
-      `{"contentType":"${contentType}","sampleRate":${sampleRate},"payload":"`;
+        `{"contentType":"${contentType}","sampleRate":${sampleRate},"payload":"`,
+    );
     const carrierCallId = asString(read('callId', 'call_id', 'callUUID'));
     return { type: 'start', start: { streamId, carrierCallId, customParameters, format }, token, reply: [] };
   }
 
-  encodeAudio(pcm16k: Int16Array): WireMessage[] {
-    if (!this.outbound) return [];
-    return base64AudioMessages(this.outbound, this.outbound.push(pcm16k), this.playPrefix, '"}}');
+  protected markMessage(name: string): JsonObject {
+    return { event: 'checkpoint', streamId: this.streamId, name };
   }
 
-  encodeMark(name: string): WireMessage[] {
-    if (!this.outbound) return [];
-    const out = base64AudioMessages(this.outbound, this.outbound.flush(false), this.playPrefix, '"}}');
-    out.push(control({ event: 'checkpoint', streamId: this.streamId, name }));
-    return out;
-  }
-
-  encodeClear(): WireMessage[] {
-    if (!this.outbound) return [];
-    this.outbound.reset();
-    return [control({ event: 'clearAudio', streamId: this.streamId })];
-  }
-
-  encodeEnd(): WireMessage[] {
-    return [];
+  protected clearMessage(): JsonObject {
+    return { event: 'clearAudio', streamId: this.streamId };
   }
 }
 

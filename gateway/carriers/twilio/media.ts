@@ -2,29 +2,15 @@ import {
   asNumber,
   asObject,
   asString,
-  audioEvent,
-  base64AudioMessages,
-  control,
-  decodeBase64,
-  encoderFor,
   field,
-  InboundAudio,
   isSupportedRate,
   type JsonObject,
-  OutboundAudio,
   parseEncoding,
-  parseJsonObject,
   stringMap,
   takeToken,
 } from '../common.ts';
-import type {
-  AdapterContext,
-  CarrierEvent,
-  CarrierEventSink,
-  CarrierMedia,
-  MediaFormat,
-  WireMessage,
-} from '../types.ts';
+import { JsonStreamMedia } from '../json-stream.ts';
+import type { AdapterContext, CarrierEvent, CarrierMedia, MediaFormat } from '../types.ts';
 
 /**
  * Twilio Media Streams, bidirectional (`<Connect><Stream>`). In: `connected`, `start` (token in
@@ -38,42 +24,20 @@ const OUTBOUND_FORMAT: MediaFormat = { encoding: 'mulaw', sampleRate: 8000, chan
 /** 20 ms at 8 kHz. */
 const OUTBOUND_CHUNK_SAMPLES = 160;
 
-export class TwilioMedia implements CarrierMedia {
+export class TwilioMedia extends JsonStreamMedia {
   readonly carrier = 'twilio' as const;
-  readonly pacedOutput = false;
   private streamSid = '';
-  private inbound: InboundAudio | undefined;
-  private outbound: OutboundAudio | undefined;
-  private mediaPrefix = '';
 
-  parse(data: Uint8Array, isBinary: boolean, emit: CarrierEventSink): void {
-    emit(this.read(data, isBinary));
-  }
-
-  private read(data: Uint8Array, isBinary: boolean): CarrierEvent {
-    if (isBinary) return { type: 'bad', reason: 'unexpected_binary' };
-    const msg = parseJsonObject(data);
-    if (!msg) return { type: 'bad', reason: 'malformed' };
+  protected readMessage(msg: JsonObject): CarrierEvent {
     switch (msg.event) {
       case 'connected':
         return { type: 'ignored' };
       case 'start':
         return this.parseStart(msg);
-      case 'media': {
-        if (!this.inbound) return { type: 'bad', reason: 'media_before_start' };
-        const media = asObject(msg.media);
-        const track = asString(field(media, 'track'));
-        if (track !== undefined && !track.startsWith('inbound')) return { type: 'ignored' };
-        const timestamp = asNumber(field(media, 'timestamp'));
-        const chunk = asNumber(field(media, 'chunk'));
-        return audioEvent(this.inbound, decodeBase64(field(media, 'payload')), timestamp, chunk);
-      }
-      case 'dtmf': {
-        const dtmf = asObject(msg.dtmf);
-        const digit = asString(field(dtmf, 'digit'));
-        if (!digit) return { type: 'bad', reason: 'bad_payload' };
-        return { type: 'dtmf', digit, durationMs: asNumber(field(dtmf, 'duration')) };
-      }
+      case 'media':
+        return this.mediaAudio(msg);
+      case 'dtmf':
+        return this.dtmf(msg);
       case 'mark': {
         const name = asString(field(asObject(msg.mark), 'name'));
         if (name === undefined) return { type: 'bad', reason: 'bad_payload' };
@@ -102,9 +66,12 @@ export class TwilioMedia implements CarrierMedia {
     const customParameters = stringMap(field(start, 'customParameters', 'custom_parameters'));
     const token = takeToken(customParameters);
     this.streamSid = streamSid;
-    this.inbound = new InboundAudio(format);
-    this.outbound = new OutboundAudio(OUTBOUND_FORMAT, OUTBOUND_CHUNK_SAMPLES, encoderFor('mulaw')!);
-    this.mediaPrefix = `{"event":"media","streamSid":${JSON.stringify(streamSid)},"media":{"payload":"`;
+    this.begin(
+      format,
+      OUTBOUND_FORMAT,
+      OUTBOUND_CHUNK_SAMPLES,
+      `{"event":"media","streamSid":${JSON.stringify(streamSid)},"media":{"payload":"`,
+    );
     const carrierCallId = asString(field(start, 'callSid', 'call_sid'));
     return {
       type: 'start',
@@ -114,26 +81,12 @@ export class TwilioMedia implements CarrierMedia {
     };
   }
 
-  encodeAudio(pcm16k: Int16Array): WireMessage[] {
-    if (!this.outbound) return [];
-    return base64AudioMessages(this.outbound, this.outbound.push(pcm16k), this.mediaPrefix, '"}}');
+  protected markMessage(name: string): JsonObject {
+    return { event: 'mark', streamSid: this.streamSid, mark: { name } };
   }
 
-  encodeMark(name: string): WireMessage[] {
-    if (!this.outbound) return [];
-    const out = base64AudioMessages(this.outbound, this.outbound.flush(false), this.mediaPrefix, '"}}');
-    out.push(control({ event: 'mark', streamSid: this.streamSid, mark: { name } }));
-    return out;
-  }
-
-  encodeClear(): WireMessage[] {
-    if (!this.outbound) return [];
-    this.outbound.reset();
-    return [control({ event: 'clear', streamSid: this.streamSid })];
-  }
-
-  encodeEnd(): WireMessage[] {
-    return [];
+  protected clearMessage(): JsonObject {
+    return { event: 'clear', streamSid: this.streamSid };
   }
 }
 

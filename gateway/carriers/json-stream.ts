@@ -1,0 +1,112 @@
+import {
+  asNumber,
+  asObject,
+  asString,
+  audioEvent,
+  base64AudioMessages,
+  control,
+  decodeBase64,
+  encoderFor,
+  field,
+  InboundAudio,
+  type JsonObject,
+  OutboundAudio,
+  parseJsonObject,
+} from './common.ts';
+import type {
+  CarrierEvent,
+  CarrierEventSink,
+  CarrierMedia,
+  CarrierName,
+  MediaFormat,
+  WireMessage,
+} from './types.ts';
+
+/**
+ * What Twilio, Exotel and Plivo media streams share: JSON text messages only, base64 audio inside a `media`
+ * object, DTMF in a `dtmf` object or at the top level, and outbound audio as one JSON message per chunk with
+ * the payload between a fixed prefix and suffix (built once per stream, so each chunk costs a base64 encode
+ * and a concatenation, not a JSON.stringify). Each carrier supplies how its messages map to events, its mark
+ * and clear messages, and its outbound format and chunking once the stream has started.
+ */
+export abstract class JsonStreamMedia implements CarrierMedia {
+  abstract readonly carrier: CarrierName;
+  readonly pacedOutput = false;
+  protected inbound: InboundAudio | undefined;
+  private outbound: OutboundAudio | undefined;
+  private audioPrefix = '';
+  /** Pad the last chunk before a mark to a whole chunk, for carriers that take only whole chunks (Exotel). */
+  protected readonly padBeforeMark: boolean = false;
+
+  parse(data: Uint8Array, isBinary: boolean, emit: CarrierEventSink): void {
+    if (isBinary) {
+      emit({ type: 'bad', reason: 'unexpected_binary' });
+      return;
+    }
+    const msg = parseJsonObject(data);
+    emit(msg ? this.readMessage(msg) : { type: 'bad', reason: 'malformed' });
+  }
+
+  /** One parsed message as a canonical event. */
+  protected abstract readMessage(msg: JsonObject): CarrierEvent;
+  /** The carrier's mark (checkpoint) message. */
+  protected abstract markMessage(name: string): JsonObject;
+  /** The carrier's flush of the audio it buffered. */
+  protected abstract clearMessage(): JsonObject;
+
+  /** A valid start: the audio edges both ways and the JSON around outbound payloads. */
+  protected begin(
+    inbound: MediaFormat,
+    outbound: MediaFormat,
+    chunkSamples: number,
+    audioMessagePrefix: string,
+  ): void {
+    const encoder = encoderFor(outbound.encoding);
+    if (!encoder) throw new Error(`no encoder for ${outbound.encoding}`);
+    this.inbound = new InboundAudio(inbound);
+    this.outbound = new OutboundAudio(outbound, chunkSamples, encoder);
+    this.audioPrefix = audioMessagePrefix;
+  }
+
+  /** `{"event":"media","media":{"payload":...}}`; with `tracks`, other tracks than the inbound one are ignored. */
+  protected mediaAudio(msg: JsonObject, tracks = true): CarrierEvent {
+    if (!this.inbound) return { type: 'bad', reason: 'media_before_start' };
+    const media = asObject(msg.media);
+    const track = tracks ? asString(field(media, 'track')) : undefined;
+    if (track !== undefined && !track.startsWith('inbound')) return { type: 'ignored' };
+    const timestamp = asNumber(field(media, 'timestamp'));
+    const chunk = asNumber(field(media, 'chunk'));
+    return audioEvent(this.inbound, decodeBase64(field(media, 'payload')), timestamp, chunk);
+  }
+
+  /** `{"event":"dtmf","dtmf":{"digit":...}}`, or the digit at the top level. */
+  protected dtmf(msg: JsonObject): CarrierEvent {
+    const dtmf = asObject(msg.dtmf) ?? msg;
+    const digit = asString(field(dtmf, 'digit', 'digits'));
+    if (!digit) return { type: 'bad', reason: 'bad_payload' };
+    return { type: 'dtmf', digit, durationMs: asNumber(field(dtmf, 'duration')) };
+  }
+
+  encodeAudio(pcm16k: Int16Array): WireMessage[] {
+    if (!this.outbound) return [];
+    return base64AudioMessages(this.outbound, this.outbound.push(pcm16k), this.audioPrefix, '"}}');
+  }
+
+  encodeMark(name: string): WireMessage[] {
+    if (!this.outbound) return [];
+    const chunks = this.outbound.flush(this.padBeforeMark);
+    const out = base64AudioMessages(this.outbound, chunks, this.audioPrefix, '"}}');
+    out.push(control(this.markMessage(name)));
+    return out;
+  }
+
+  encodeClear(): WireMessage[] {
+    if (!this.outbound) return [];
+    this.outbound.reset();
+    return [control(this.clearMessage())];
+  }
+
+  encodeEnd(): WireMessage[] {
+    return [];
+  }
+}
