@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   AGENT_LIMITS,
+  ANALYSIS_FIELD_TYPES,
   BACKGROUND_SOUNDS,
   INTERRUPTION_MODES,
   TOOL_PHASES,
@@ -40,6 +41,29 @@ const behavior = z
   })
   .strict();
 
+const analysisField = z
+  .object({
+    name: z
+      .string()
+      .regex(
+        new RegExp(`^[A-Za-z_][A-Za-z0-9_]{0,${AGENT_LIMITS.analysisFieldNameChars - 1}}$`),
+        `must be an identifier of at most ${AGENT_LIMITS.analysisFieldNameChars} characters (letters, digits and _, not starting with a digit)`,
+      ),
+    type: z.enum(ANALYSIS_FIELD_TYPES),
+    description: z.string().max(AGENT_LIMITS.analysisFieldDescriptionChars),
+  })
+  .strict();
+
+/** Every field optional: a PATCH merges it into the current analysis settings, a new agent into the defaults. */
+const analysis = z
+  .object({
+    enabled: z.boolean().optional(),
+    summary_prompt: z.string().max(AGENT_LIMITS.analysisPromptChars).optional(),
+    success_criteria: z.string().max(AGENT_LIMITS.analysisPromptChars).optional(),
+    structured_data: z.array(analysisField).max(AGENT_LIMITS.analysisFields).optional(),
+  })
+  .strict();
+
 /** Tool definitions are stored with the agent; their full templates are checked where tools run. */
 const tool = z
   .object({
@@ -64,7 +88,7 @@ const settingsFields = {
   voicemail,
   background_sound: z.object({ sound: z.enum(BACKGROUND_SOUNDS) }).strict(),
   behavior,
-  analysis: z.object({ enabled: z.boolean() }).strict(),
+  analysis,
   tools: z.array(tool).max(AGENT_LIMITS.tools),
   /** Checked as a whole by the flow validator, which lists every problem at once (`invalid_flow`). */
   flow: z.unknown(),
@@ -144,7 +168,14 @@ export const agentSchema = z.object({
   revision: z.number().int(),
   draft: z.boolean(),
   archived: z.boolean(),
-  analysis: z.object({ enabled: z.boolean() }),
+  analysis: z.object({
+    enabled: z.boolean(),
+    summary_prompt: z.string().optional(),
+    success_criteria: z.string().optional(),
+    structured_data: z
+      .array(z.object({ name: z.string(), type: z.enum(ANALYSIS_FIELD_TYPES), description: z.string() }))
+      .optional(),
+  }),
   name: z.string(),
   system_prompt: z.string(),
   first_message: z.string(),

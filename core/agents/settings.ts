@@ -5,6 +5,7 @@ import {
   type AgentInput,
   type AgentPatch,
   type AgentSettings,
+  type AnalysisSettings,
   DEFAULT_BEHAVIOR,
   DEFAULT_LANGUAGE,
   type VoiceDirectory,
@@ -76,6 +77,30 @@ export function applyPatch(current: AgentSettings, patch: AgentPatch, voices: Vo
   return checkSettings(next as unknown as AgentSettings, voices);
 }
 
+/**
+ * The analysis settings as kept: an empty prompt or field list means "use the default" and is left out, so a
+ * PATCH can clear one with `""` or `[]`. Field names must be unique: they become the keys of `structured_data`.
+ */
+function checkedAnalysis(analysis: AnalysisSettings): AnalysisSettings {
+  const { enabled, summary_prompt, success_criteria, structured_data } = analysis;
+  const seen = new Set<string>();
+  for (const [i, field] of (structured_data ?? []).entries()) {
+    if (seen.has(field.name)) {
+      throw new ApiError(
+        'invalid_request',
+        `analysis.structured_data[${i}].name: duplicate field name "${field.name}"`,
+      );
+    }
+    seen.add(field.name);
+  }
+  return {
+    enabled,
+    ...(summary_prompt?.trim() ? { summary_prompt } : {}),
+    ...(success_criteria?.trim() ? { success_criteria } : {}),
+    ...(structured_data && structured_data.length > 0 ? { structured_data } : {}),
+  };
+}
+
 function defaultsOf(key: (typeof MERGED_OBJECTS)[number]): unknown {
   switch (key) {
     case 'end_call':
@@ -143,6 +168,7 @@ function checkSettings(settings: AgentSettings, voices: VoiceDirectory): AgentSe
   });
   if (toolProblems.length > 0)
     throw new ApiError('invalid_tools', 'invalid tools', { details: toolProblems });
+  settings.analysis = checkedAnalysis(settings.analysis);
   if (settings.flow !== undefined) {
     const checked = validateFlow(settings.flow, settings.tools);
     if (!checked.ok) throw new ApiError('invalid_flow', 'invalid flow', { details: checked.details });

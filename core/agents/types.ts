@@ -13,7 +13,7 @@ export interface AgentSettings {
   voicemail: { action: VoicemailAction; message?: string };
   background_sound: { sound: BackgroundSound };
   behavior: AgentBehavior;
-  analysis: { enabled: boolean };
+  analysis: AnalysisSettings;
   tools: AgentTool[];
   flow?: Flow;
   calls_from?: { pool_id: string };
@@ -38,6 +38,28 @@ export interface AgentBehavior {
   min_words: number;
   /** Silence after speech that ends the caller's turn, in ms. */
   endpointing_ms: number;
+}
+
+/** What the post-call analysis writes about each call of the agent; prompts left out use generic defaults. */
+export interface AnalysisSettings {
+  enabled: boolean;
+  /** How to summarise the call. */
+  summary_prompt?: string;
+  /** What makes a call a success. */
+  success_criteria?: string;
+  /** Named values read from each call, each of one type (null when the call did not tell). */
+  structured_data?: AnalysisField[];
+}
+
+export const ANALYSIS_FIELD_TYPES = ['string', 'number', 'boolean'] as const;
+export type AnalysisFieldType = (typeof ANALYSIS_FIELD_TYPES)[number];
+
+export interface AnalysisField {
+  /** An identifier: letters, digits and `_`, not starting with a digit. */
+  name: string;
+  type: AnalysisFieldType;
+  /** What the value is, for the model that reads it from the transcript. */
+  description: string;
 }
 
 export const TOOL_PHASES = ['pre_call', 'on_call', 'post_call'] as const;
@@ -100,6 +122,10 @@ export const AGENT_LIMITS = {
   defaultDurationSecs: 300,
   secondaryLanguages: 9,
   tools: 32,
+  analysisPromptChars: 2000,
+  analysisFields: 20,
+  analysisFieldNameChars: 64,
+  analysisFieldDescriptionChars: 500,
 } as const;
 
 export const DEFAULT_LANGUAGE = 'en-IN';
@@ -113,8 +139,11 @@ export const DEFAULT_BEHAVIOR: AgentBehavior = {
 };
 
 /** What a client may send when creating an agent: `name` and anything else; the rest takes defaults. */
-export type AgentInput = { name: string } & Partial<Omit<AgentSettings, 'name' | 'flow' | 'voice'>> & {
+export type AgentInput = { name: string } & Partial<
+  Omit<AgentSettings, 'name' | 'flow' | 'voice' | 'analysis'>
+> & {
     voice?: { voice_id: string; language?: string | undefined } | undefined;
+    analysis?: Partial<AnalysisSettings> | undefined;
     flow?: unknown;
   };
 

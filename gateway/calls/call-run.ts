@@ -2,6 +2,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentSettings } from '../../core/agents/types.ts';
+import { analyzeCall } from '../../core/calls/analysis.ts';
 import type { CallArtifacts, TranscriptEntry } from '../../core/calls/artifacts.ts';
 import type { LiveControl } from '../../core/calls/control.ts';
 import type { CallLifecycle } from '../../core/calls/lifecycle.ts';
@@ -41,6 +42,12 @@ export interface CallRunDeps {
   liveEvents?: (callId: string, event: LiveCallEvent) => void;
 }
 
+/**
+ * The longest the post-call analysis may hold back settlement (and with it the terminal event, which carries
+ * the analysis): a hosted model writes it in 2-8 s; past this the call settles with a failed analysis.
+ */
+const ANALYSIS_TIMEOUT_MS = 20_000;
+
 const END_TRIGGERS: Record<SessionEndReason, EndTrigger> = {
   'assistant-ended-call': 'assistant_hangup',
   'customer-ended-call': 'customer_hangup',
@@ -74,6 +81,8 @@ export class CallRun {
     private readonly deps: CallRunDeps,
     private readonly ctx: StreamContext,
     readonly call: CallRecord,
+    /** The agent revision the call runs, as the session was given it. */
+    private readonly agent: AgentSettings,
     readonly session: CallSession,
     private readonly recordingFile: string,
   ) {
@@ -127,7 +136,7 @@ export class CallRun {
       onLatency: (latency) =>
         deps.metrics?.observe(latency, { ...deps.engineNames, language: agent.voice.language }),
     });
-    const run = new CallRun(deps, ctx, call, session, recordingFile);
+    const run = new CallRun(deps, ctx, call, agent, session, recordingFile);
     session.start();
     return run;
   }
@@ -159,6 +168,7 @@ export class CallRun {
       this.ctx.logger.error({ err: error }, 'could not keep the transcript or recording');
       await rm(this.recordingFile, { force: true }).catch(() => {});
     }
+    if (this.agent.analysis.enabled) await this.keepAnalysis(outcome);
     try {
       await deps.lifecycle.settle(workspaceId, id, END_TRIGGERS[outcome.reason], {
         endedAt: (call.answeredAt ?? Date.now()) + outcome.durationMs,
@@ -172,6 +182,27 @@ export class CallRun {
     if (call.channel === 'web' && deps.liveEvents) {
       const final = await deps.store.calls.get(workspaceId, id);
       if (final) deps.liveEvents(id, { type: 'call.status', call: callObject(final) });
+    }
+  }
+
+  /** Writes the post-call analysis before settlement, so the terminal event's call object carries it. */
+  private async keepAnalysis(outcome: SessionOutcome): Promise<void> {
+    const { deps, call } = this;
+    if (!deps.engines) return;
+    try {
+      const analysis = await analyzeCall({
+        llm: deps.engines.llm,
+        settings: this.agent,
+        transcript: outcome.transcript.map(transcriptEntry),
+        extracted: outcome.extracted,
+        timeoutMs: ANALYSIS_TIMEOUT_MS,
+      });
+      if (analysis.status === 'failed') {
+        this.ctx.logger.warn({ model: analysis.model, error: analysis.error }, 'post-call analysis failed');
+      }
+      await deps.store.calls.setAnalysis(call.workspaceId, call.id, { ...analysis });
+    } catch (error) {
+      this.ctx.logger.error({ err: error }, 'could not keep the post-call analysis');
     }
   }
 

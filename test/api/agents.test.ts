@@ -177,6 +177,131 @@ for (const backend of await backends()) {
       );
     });
 
+    test('analysis: prompts and structured data fields are kept; PATCH merges them one level deep', async () => {
+      const fields = [
+        { name: 'delivery_date', type: 'string', description: 'The date the caller agreed to' },
+        { name: 'items', type: 'number', description: 'How many items the order has' },
+        { name: 'wants_callback', type: 'boolean', description: 'Whether the caller asked for a callback' },
+      ];
+      const a = await create({
+        name: 'Analysed',
+        analysis: {
+          enabled: true,
+          summary_prompt: 'Summarise for the delivery team.',
+          success_criteria: 'The caller confirmed a date.',
+          structured_data: fields,
+        },
+      });
+      assert.deepEqual(a.analysis, {
+        enabled: true,
+        summary_prompt: 'Summarise for the delivery team.',
+        success_criteria: 'The caller confirmed a date.',
+        structured_data: fields,
+      });
+      assert.deepEqual((await create({ name: 'Just on', analysis: { enabled: true } })).analysis, {
+        enabled: true,
+      });
+      assert.deepEqual(
+        (await create({ name: 'Prompt only', analysis: { summary_prompt: 'Brief.' } })).analysis,
+        {
+          enabled: false,
+          summary_prompt: 'Brief.',
+        },
+      );
+
+      const off = await api<Agent>('PATCH', `/v2/agents/${a.id}`, { body: { analysis: { enabled: false } } });
+      assert.equal(off.status, 200, off.text);
+      assert.deepEqual(off.body.analysis, { ...(a.analysis as object), enabled: false });
+      const fewer = await api<Agent>('PATCH', `/v2/agents/${a.id}`, {
+        body: { analysis: { structured_data: [fields[1]], success_criteria: '' } },
+      });
+      assert.deepEqual(
+        fewer.body.analysis,
+        { enabled: false, summary_prompt: 'Summarise for the delivery team.', structured_data: [fields[1]] },
+        'a list is replaced as a whole; an empty prompt falls back to the default',
+      );
+      const cleared = await api<Agent>('PATCH', `/v2/agents/${a.id}`, {
+        body: { analysis: { structured_data: [], summary_prompt: '' } },
+      });
+      assert.deepEqual(cleared.body.analysis, { enabled: false });
+      const revision = await api('GET', `/v2/agents/${a.id}/revisions/1`);
+      assert.deepEqual((revision.body.agent as Agent).analysis, a.analysis);
+    });
+
+    test('analysis bounds: every violation is 400 invalid_request naming the field', async () => {
+      const field = { name: 'order_id', type: 'string', description: 'The order number' };
+      const analysis = (value: Record<string, unknown>) => ({ name: 'a', analysis: value });
+      const cases: Array<[Record<string, unknown>, RegExp]> = [
+        [analysis({ enabled: 'yes' }), /^analysis\.enabled must be a boolean/],
+        [
+          analysis({ summary_prompt: 'x'.repeat(2001) }),
+          /^analysis\.summary_prompt must be at most 2000 characters/,
+        ],
+        [
+          analysis({ success_criteria: 'x'.repeat(2001) }),
+          /^analysis\.success_criteria must be at most 2000 characters/,
+        ],
+        [analysis({ structured_data: {} }), /^analysis\.structured_data must be an array/],
+        [
+          analysis({ structured_data: Array.from({ length: 21 }, (_, i) => ({ ...field, name: `f${i}` })) }),
+          /^analysis\.structured_data must have at most 20 items/,
+        ],
+        [
+          analysis({ structured_data: [field, { ...field, name: '2nd value' }] }),
+          /^analysis\.structured_data\[1\]\.name must be an identifier of at most 64 characters/,
+        ],
+        [
+          analysis({ structured_data: [{ ...field, name: 'x'.repeat(65) }] }),
+          /^analysis\.structured_data\[0\]\.name must be an identifier/,
+        ],
+        [
+          analysis({ structured_data: [{ ...field, type: 'date' }] }),
+          /^analysis\.structured_data\[0\]\.type must be one of "string", "number", "boolean"/,
+        ],
+        [
+          analysis({ structured_data: [{ ...field, description: 'x'.repeat(501) }] }),
+          /^analysis\.structured_data\[0\]\.description must be at most 500 characters/,
+        ],
+        [
+          analysis({ structured_data: [{ name: 'order_id', type: 'string' }] }),
+          /^analysis\.structured_data\[0\]\.description is required/,
+        ],
+        [
+          analysis({ structured_data: [{ ...field, required: true }] }),
+          /^analysis\.structured_data\[0\]\.required: unknown field/,
+        ],
+        [analysis({ structured_data: [field, field] }), /^analysis\.structured_data\[1\]\.name: duplicate/],
+        [analysis({ sentiment: true }), /^analysis\.sentiment: unknown field/],
+      ];
+      for (const [body, pattern] of cases) {
+        const r = await api('POST', '/v2/agents', { body });
+        assert.equal(r.status, 400, JSON.stringify(body).slice(0, 80));
+        assert.equal(errorCode(r), 'invalid_request');
+        assert.match(message(r), pattern, JSON.stringify(body).slice(0, 80));
+      }
+      const edge = await create({
+        name: 'Edges',
+        analysis: {
+          enabled: true,
+          summary_prompt: 'x'.repeat(2000),
+          success_criteria: 'y'.repeat(2000),
+          structured_data: Array.from({ length: 20 }, (_, i) => ({
+            name: `f${String(i).padStart(2, '0')}${'v'.repeat(61)}`,
+            type: 'boolean',
+            description: 'z'.repeat(500),
+          })),
+        },
+      });
+      assert.equal((edge.analysis as { structured_data: unknown[] }).structured_data.length, 20);
+      const a = await create({ name: 'Patched bounds' });
+      const bad = await api('PATCH', `/v2/agents/${a.id}`, {
+        body: { analysis: { structured_data: [{ ...field, type: 'list' }] } },
+      });
+      assert.equal(bad.status, 400);
+      assert.match(message(bad), /^analysis\.structured_data\[0\]\.type must be one of/);
+      assert.equal((await api<Agent>('GET', `/v2/agents/${a.id}`)).body.revision, 1);
+    });
+
     test('if_revision refuses a stale save with 409 conflict', async () => {
       const a = await create({ name: 'Stale' });
       assert.equal(
