@@ -1,43 +1,88 @@
 // Web-call client for the voice agent gateway (protocol: gateway/web/PROTOCOL.md). Plain ES module, no build.
 //
 //   import { WebCall } from '/web/static/client.js';
-//   const call = new WebCall({ url: 'wss://gateway.example/web/call_...?token=...' });
+//   const call = new WebCall({ url: 'wss://gateway.example/web/call_...?token=...', codec: 'opus' });
 //   call.addEventListener('ready', ...); await call.start(); ... call.hangUp();
 //
-// Captures the microphone with getUserMedia into an AudioWorklet at 16 kHz, sends 20 ms PCM16 frames, plays
-// the agent's audio, acknowledges marks when the audio before them has played, and flushes on `clear`.
+// Captures the microphone with getUserMedia into an AudioWorklet, sends 20 ms frames, plays the agent's audio,
+// acknowledges marks when the audio before them has played, and flushes on `clear`. Codecs: `pcm16` (default;
+// 16 kHz PCM16 frames) or `opus` (48 kHz, one Opus packet per 20 ms, encoded and decoded with WebCodecs; falls
+// back to pcm16 where WebCodecs cannot do Opus, and says so in `stats.codecFallback`).
 // Events: ready (detail: the server's ready message), mark-played (detail: {name}), cleared, ended
 // (detail: {code, reason}), error.
 
-const SAMPLE_RATE = 16000;
-const FRAME_SAMPLES = 320;
+const PCM16_RATE = 16000;
+const OPUS_RATE = 48000;
+const OPUS_ENCODER = {
+  codec: 'opus',
+  sampleRate: OPUS_RATE,
+  numberOfChannels: 1,
+  bitrate: 24000,
+  opus: { frameDuration: 20000 },
+};
+const OPUS_DECODER = { codec: 'opus', sampleRate: OPUS_RATE, numberOfChannels: 1 };
+
+/** Whether this browser's WebCodecs can both encode and decode Opus as the client uses it. */
+export async function opusSupported() {
+  if (typeof AudioEncoder === 'undefined' || typeof AudioDecoder === 'undefined') return false;
+  try {
+    const [encoder, decoder] = await Promise.all([
+      AudioEncoder.isConfigSupported(OPUS_ENCODER),
+      AudioDecoder.isConfigSupported(OPUS_DECODER),
+    ]);
+    return encoder.supported === true && decoder.supported === true;
+  } catch {
+    return false;
+  }
+}
 
 export class WebCall extends EventTarget {
-  /** @param {{url: string, microphone?: MediaStreamConstraints['audio']}} options */
+  /** @param {{url: string, codec?: 'pcm16' | 'opus', microphone?: MediaStreamConstraints['audio']}} options */
   constructor(options) {
     super();
     this.url = options.url;
+    this.requestedCodec = options.codec ?? 'pcm16';
     this.microphone = options.microphone ?? {
       channelCount: 1,
       echoCancellation: true,
       noiseSuppression: true,
     };
     this.stats = {
+      codec: undefined,
       framesSent: 0,
       audioMessagesReceived: 0,
       audioBytesReceived: 0,
+      /** Agent audio handed to playback (for Opus, as decoded). */
+      audioMsReceived: 0,
       marksPlayed: 0,
       clears: 0,
+      decodeErrors: 0,
     };
     this.ready = false;
     this.ws = undefined;
     this.context = undefined;
     this.node = undefined;
     this.media = undefined;
+    this.sampleRate = PCM16_RATE;
+    this.encoder = undefined;
+    this.decoder = undefined;
+    this.samplesEncoded = 0;
+    this.packetsDecoded = 0;
+    /** Bumped on every clear, so that marks still waiting for the decoder are dropped with the audio. */
+    this.generation = 0;
   }
 
   async start() {
-    const context = new AudioContext({ sampleRate: SAMPLE_RATE, latencyHint: 'interactive' });
+    const opus = this.requestedCodec === 'opus' && (await opusSupported());
+    const codec = opus ? 'opus' : 'pcm16';
+    this.stats.codec = codec;
+    if (this.requestedCodec === 'opus' && !opus) {
+      this.stats.codecFallback = 'WebCodecs Opus is not available; using pcm16';
+    }
+    // The context runs at the wire rate, so the worklet's frames and the decoder's output need no resampling.
+    this.sampleRate = opus ? OPUS_RATE : PCM16_RATE;
+
+    const context = new AudioContext({ sampleRate: this.sampleRate, latencyHint: 'interactive' });
     this.context = context;
     await context.audioWorklet.addModule(new URL('./worklet.js', import.meta.url));
     this.media = await navigator.mediaDevices.getUserMedia({ audio: this.microphone, video: false });
@@ -46,22 +91,25 @@ export class WebCall extends EventTarget {
       numberOfInputs: 1,
       numberOfOutputs: 1,
       outputChannelCount: [1],
-      processorOptions: { frameSamples: FRAME_SAMPLES },
+      processorOptions: { frameSamples: this.sampleRate / 50 },
     });
     this.node = node;
     source.connect(node);
     node.connect(context.destination);
     node.port.onmessage = (event) => this.fromWorklet(event.data);
     if (context.state === 'suspended') await context.resume();
+    if (opus) {
+      this.encoder = this.newEncoder();
+      this.decoder = this.newDecoder();
+    }
 
     const ws = new WebSocket(this.url);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
-    ws.onopen = () => this.sendJson({ type: 'hello', codec: 'pcm16', sample_rate: SAMPLE_RATE });
+    ws.onopen = () => this.sendJson({ type: 'hello', codec, sample_rate: this.sampleRate });
     ws.onmessage = (event) => this.fromServer(event.data);
     ws.onclose = (event) => this.ended(event.code, event.reason);
-    ws.onerror = () =>
-      this.dispatchEvent(new CustomEvent('error', { detail: { message: 'websocket error' } }));
+    ws.onerror = () => this.error('websocket error');
   }
 
   /** Sends a DTMF digit (0-9, *, #) to the agent. */
@@ -76,10 +124,7 @@ export class WebCall extends EventTarget {
 
   fromWorklet(msg) {
     if (msg.type === 'frame') {
-      if (this.ready && this.ws?.readyState === WebSocket.OPEN) {
-        this.ws.send(msg.pcm);
-        this.stats.framesSent++;
-      }
+      this.sendFrame(msg.pcm);
     } else if (msg.type === 'played') {
       this.stats.marksPlayed++;
       this.sendJson({ type: 'ack', name: msg.name });
@@ -90,11 +135,34 @@ export class WebCall extends EventTarget {
     }
   }
 
+  sendFrame(pcm) {
+    if (!this.ready || this.ws?.readyState !== WebSocket.OPEN) return;
+    if (!this.encoder) {
+      this.ws.send(pcm);
+      this.stats.framesSent++;
+      return;
+    }
+    if (this.encoder.state !== 'configured') return;
+    const samples = new Int16Array(pcm);
+    const data = new AudioData({
+      format: 's16',
+      sampleRate: this.sampleRate,
+      numberOfFrames: samples.length,
+      numberOfChannels: 1,
+      timestamp: Math.round((this.samplesEncoded * 1e6) / this.sampleRate),
+      data: samples,
+    });
+    this.samplesEncoded += samples.length;
+    this.encoder.encode(data);
+    data.close();
+  }
+
   fromServer(data) {
     if (data instanceof ArrayBuffer) {
       this.stats.audioMessagesReceived++;
       this.stats.audioBytesReceived += data.byteLength;
-      this.node?.port.postMessage({ type: 'audio', pcm: data }, [data]);
+      if (this.decoder) this.decode(data);
+      else this.play(new Int16Array(data));
       return;
     }
     let msg;
@@ -107,22 +175,98 @@ export class WebCall extends EventTarget {
       this.ready = true;
       this.dispatchEvent(new CustomEvent('ready', { detail: msg }));
     } else if (msg.type === 'mark') {
-      this.node?.port.postMessage({ type: 'mark', name: msg.name });
+      this.mark(msg.name);
     } else if (msg.type === 'clear') {
-      this.stats.clears++;
-      this.node?.port.postMessage({ type: 'clear' });
+      this.clear();
     } else if (msg.type === 'bye') {
       this.ws?.close(1000, 'bye');
     }
+  }
+
+  play(samples) {
+    this.stats.audioMsReceived += (samples.length * 1000) / this.sampleRate;
+    this.node?.port.postMessage({ type: 'audio', pcm: samples.buffer }, [samples.buffer]);
+  }
+
+  mark(name) {
+    if (!this.decoder) {
+      this.node?.port.postMessage({ type: 'mark', name });
+      return;
+    }
+    // The audio before the mark may still be in the decoder: queue the mark once all of it has come out.
+    // A flush holds back later packets until it resolves, so nothing after the mark overtakes it.
+    const generation = this.generation;
+    this.decoder
+      .flush()
+      .catch(() => {})
+      .then(() => {
+        if (generation === this.generation) this.node?.port.postMessage({ type: 'mark', name });
+      });
+  }
+
+  clear() {
+    this.stats.clears++;
+    if (this.decoder) {
+      // Drops the packets still being decoded (and rejects the flushes of marks waiting behind them).
+      this.generation++;
+      if (this.decoder.state === 'closed') {
+        this.decoder = this.newDecoder();
+      } else {
+        this.decoder.reset();
+        this.decoder.configure(OPUS_DECODER);
+      }
+    }
+    this.node?.port.postMessage({ type: 'clear' });
+  }
+
+  decode(packet) {
+    // A decoder that failed is closed for good (WebCodecs errors are fatal): start a new one.
+    if (this.decoder.state === 'closed') this.decoder = this.newDecoder();
+    const timestamp = this.packetsDecoded++ * 20000;
+    this.decoder.decode(new EncodedAudioChunk({ type: 'key', timestamp, data: packet }));
+  }
+
+  newEncoder() {
+    const encoder = new AudioEncoder({
+      output: (chunk) => {
+        if (this.ws?.readyState !== WebSocket.OPEN) return;
+        const packet = new Uint8Array(chunk.byteLength);
+        chunk.copyTo(packet);
+        this.ws.send(packet);
+        this.stats.framesSent++;
+      },
+      error: (err) => this.error(`opus encoder: ${err.message}`),
+    });
+    encoder.configure(OPUS_ENCODER);
+    return encoder;
+  }
+
+  newDecoder() {
+    const decoder = new AudioDecoder({
+      output: (data) => {
+        const samples = new Int16Array(data.numberOfFrames);
+        data.copyTo(samples, { planeIndex: 0, format: 's16' });
+        data.close();
+        this.play(samples);
+      },
+      error: () => this.stats.decodeErrors++,
+    });
+    decoder.configure(OPUS_DECODER);
+    return decoder;
   }
 
   sendJson(value) {
     if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(value));
   }
 
+  error(message) {
+    this.dispatchEvent(new CustomEvent('error', { detail: { message } }));
+  }
+
   ended(code, reason) {
     this.ready = false;
     for (const track of this.media?.getTracks() ?? []) track.stop();
+    for (const codec of [this.encoder, this.decoder]) if (codec && codec.state !== 'closed') codec.close();
     this.context?.close().catch(() => {});
     this.dispatchEvent(new CustomEvent('ended', { detail: { code, reason } }));
   }

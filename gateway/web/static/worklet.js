@@ -1,10 +1,12 @@
 // AudioWorklet processor of the web-call client (see ../PROTOCOL.md). Runs in the audio rendering thread of an
-// AudioContext created at the call's sample rate (16 kHz by default):
+// AudioContext created at the call's wire rate (16 kHz for PCM16, 48 kHz for Opus):
 // - capture: collects the microphone's 128-sample render quanta into 20 ms frames of PCM16 and posts them
-//   ({type:'frame', pcm: ArrayBuffer}) to the main thread, which sends them as binary WebSocket messages;
-// - playback: plays agent audio posted to it ({type:'audio', pcm: ArrayBuffer}) in order, reports each mark
-//   ({type:'mark', name}) when the audio before it has been played ({type:'played', name}), and on
-//   {type:'clear'} drops everything queued and answers {type:'cleared'}.
+//   ({type:'frame', pcm: ArrayBuffer}) to the main thread, which sends them as binary WebSocket messages (as
+//   they are, or encoded to Opus);
+// - playback: plays agent audio posted to it as PCM16 at the context's rate ({type:'audio', pcm: ArrayBuffer};
+//   Opus is decoded on the main thread first) in order, reports each mark ({type:'mark', name}) when the audio
+//   before it has been played ({type:'played', name}), and on {type:'clear'} drops everything queued and
+//   answers {type:'cleared'}.
 
 class WebCallProcessor extends AudioWorkletProcessor {
   constructor(options) {
