@@ -13,7 +13,7 @@
  * (percent of one core) and how busy the whole machine was, so a reader can tell which side was the limit.
  * Everything it starts is stopped, and every directory and schema it creates is removed, on failure too.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +31,8 @@ import type {
   ToServer,
 } from './api-protocol.ts';
 import { cpuPct } from './api-protocol.ts';
+import { Cleanups } from './support/cleanups.ts';
+import { machineTicks } from './support/proc-stat.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -92,57 +94,13 @@ function parseOptions(argv: string[]): Options {
 // --- cleanup ---------------------------------------------------------------------------------------------
 
 /** Everything started or created, undone newest first; `runAll` also serves signals and the watchdog. */
-class Cleanups {
-  private readonly pending: Array<{ what: string; undo: () => Promise<void> | void }> = [];
-
-  /** Registers an undo step; calling the returned function runs it now (once) and unregisters it. */
-  defer(what: string, undo: () => Promise<void> | void): () => Promise<void> {
-    const entry = { what, undo };
-    this.pending.push(entry);
-    return async () => {
-      const index = this.pending.indexOf(entry);
-      if (index < 0) return;
-      this.pending.splice(index, 1);
-      await this.attempt(entry);
-    };
-  }
-
-  async runAll(): Promise<void> {
-    while (this.pending.length > 0) {
-      const entry = this.pending.pop();
-      if (entry) await this.attempt(entry);
-    }
-  }
-
-  private async attempt(entry: { what: string; undo: () => Promise<void> | void }): Promise<void> {
-    try {
-      await entry.undo();
-    } catch (error) {
-      log(`cleanup: ${entry.what} failed: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-}
-
-const cleanups = new Cleanups();
+const cleanups = new Cleanups(log);
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
 // --- machine -------------------------------------------------------------------------------------------
-
-/** Busy and total jiffies of all CPUs from /proc/stat (Linux); undefined elsewhere. */
-function machineTicks(): { busy: number; total: number } | undefined {
-  try {
-    const first = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
-    const fields = first.trim().split(/\s+/).slice(1).map(Number);
-    const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
-    const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
-    return { busy: total - idle, total };
-  } catch {
-    return undefined;
-  }
-}
 
 function loadAverage(): string {
   return os

@@ -1,0 +1,140 @@
+import type { Cleanups } from '../support/cleanups.ts';
+import {
+  cpuBetween,
+  machineBusyPct,
+  machineTicks,
+  ownCpuMs,
+  type ProcessCpu,
+  processCpu,
+  processRssBytes,
+} from '../support/proc-stat.ts';
+import { describeIncomplete } from './call-diagnostics.ts';
+import { placeCalls, watchCalls } from './call-watch.ts';
+import { type ConversationFigures, conversationFigures } from './conversation-figures.ts';
+import { type ConversationMode, startConversationPlatform } from './conversation-platform.ts';
+import { CpuWhileAllLive } from './cpu-while-live.ts';
+import type { BenchOptions } from './options.ts';
+
+/**
+ * One conversations run: `calls` conversational sandbox calls placed at once on a fresh platform
+ * (`conversation-platform.ts`) and followed to their end; CPU of every process involved over that window, read
+ * from /proc, and the calls' own latency summaries.
+ */
+
+const PROGRESS_EVERY_MS = 15_000;
+
+export interface ProcessUse {
+  name: string;
+  /** CPU of the process itself over the window (ms), and of child processes it reaped meanwhile. */
+  cpu: ProcessCpu;
+  cpuPct: number;
+}
+
+export interface ConversationRun extends ConversationFigures {
+  mode: ConversationMode;
+  placed: number;
+  refused: Record<string, number>;
+  firstRefusal: string | undefined;
+  allEnded: boolean;
+  /** From placing the calls to the last one ended (or the deadline). */
+  windowS: number;
+  measured: ProcessUse;
+  /** The worker process (dialer and callees); undefined when it is the measured process too. */
+  loadgen: ProcessUse | undefined;
+  /** The fake engines' process, when the calls ran on them. */
+  engines: ProcessUse | undefined;
+  /** This process (placing and following the calls) over the window, percent of one core. */
+  benchCpuPct: number;
+  livePeak: number;
+  /** The measured process while every call was live: percent of one core, over how many seconds. */
+  allLiveCpuPct: number;
+  allLiveSeconds: number;
+  /** Peak resident memory of the measured process over its idle size before the calls, per call placed. */
+  rssGrowthMbPerCall: number;
+  machineCpuPct: number;
+}
+
+/** CPU of one process over the window, from a reading taken as the window opened. */
+class ProcessMeter {
+  private readonly start: ProcessCpu;
+
+  constructor(
+    private readonly name: string,
+    private readonly pid: number,
+  ) {
+    this.start = processCpu(pid);
+  }
+
+  use(windowMs: number): ProcessUse {
+    const cpu = cpuBetween(this.start, processCpu(this.pid));
+    return { name: this.name, cpu, cpuPct: (100 * cpu.ownMs) / windowMs };
+  }
+}
+
+export async function runConversations(
+  options: BenchOptions,
+  cleanups: Cleanups,
+  log: (line: string) => void,
+): Promise<ConversationRun> {
+  const platform = await startConversationPlatform(options, cleanups, log);
+  const { apiUrl, measured, worker, engines } = platform;
+  try {
+    const idleRss = processRssBytes(measured.pid);
+    let peakRss = idleRss;
+    let livePeak = 0;
+    const measuredMeter = new ProcessMeter(measured.name, measured.pid);
+    const workerMeter = worker ? new ProcessMeter(worker.name, worker.pid) : undefined;
+    const enginesMeter = engines ? new ProcessMeter('fake engines', engines.pid) : undefined;
+    const benchStart = ownCpuMs();
+    const machineStart = machineTicks();
+    const windowStart = performance.now();
+    const whileAllLive = new CpuWhileAllLive(measured.pid);
+
+    const placement = await placeCalls(apiUrl, platform.workspaces, options.calls);
+    log(`conversations: ${placement.placed.length} of ${options.calls} calls placed; following them`);
+    let lastLine = { atMs: windowStart, cpu: processCpu(measured.pid) };
+    const watched = await watchCalls(apiUrl, placement.placed, {
+      deadlineMs: options.deadlineS * 1000,
+      onPoll: (live, ended) => {
+        livePeak = Math.max(livePeak, live);
+        whileAllLive.poll(live, placement.placed.length);
+        peakRss = Math.max(peakRss, processRssBytes(measured.pid));
+        const now = performance.now();
+        if (options.timeline || now - lastLine.atMs >= PROGRESS_EVERY_MS) {
+          const cpu = processCpu(measured.pid);
+          const cpuPct = (100 * (cpu.ownMs - lastLine.cpu.ownMs)) / (now - lastLine.atMs);
+          log(
+            `conversations: ${Math.round((now - windowStart) / 1000)} s: ${live} live, ${ended} ended; ` +
+              `${measured.name} CPU ${cpuPct.toFixed(0)}% of a core since the last line`,
+          );
+          lastLine = { atMs: now, cpu };
+        }
+      },
+      failure: () => measured.unexpectedExit() ?? worker?.unexpectedExit(),
+    });
+
+    const windowMs = performance.now() - windowStart;
+    const run: ConversationRun = {
+      ...conversationFigures(watched.calls),
+      mode: platform.mode,
+      placed: placement.placed.length,
+      refused: placement.refused,
+      firstRefusal: placement.firstRefusal,
+      allEnded: watched.allEnded,
+      windowS: windowMs / 1000,
+      measured: measuredMeter.use(windowMs),
+      loadgen: workerMeter?.use(windowMs),
+      engines: enginesMeter?.use(windowMs),
+      benchCpuPct: (100 * (ownCpuMs() - benchStart)) / windowMs,
+      livePeak,
+      allLiveCpuPct: whileAllLive.cpuPct(),
+      allLiveSeconds: whileAllLive.seconds(),
+      rssGrowthMbPerCall: (peakRss - idleRss) / 1_048_576 / Math.max(1, placement.placed.length),
+      machineCpuPct: machineBusyPct(machineStart, machineTicks()),
+    };
+    await describeIncomplete(apiUrl, placement.placed, watched.calls, log);
+    return run;
+  } finally {
+    await platform.stop();
+  }
+}
