@@ -40,10 +40,14 @@ function parseRupees(text: string | undefined, flag: string, options: { positive
   return rupeesToPaise(value);
 }
 
-/** `workspace create --name NAME [--mode sandbox|production] [--balance-inr N]` */
+/**
+ * `workspace create --name NAME [--mode sandbox|production] [--balance-inr N]`,
+ * `workspace queued-events WORKSPACE_ID on|off`
+ */
 export async function runWorkspaceCommand(config: Config, args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'create') throw new UsageError('workspace: expected "create"');
+  if (sub === 'queued-events') return runQueuedEventsCommand(config, rest);
+  if (sub !== 'create') throw new UsageError('workspace: expected "create" or "queued-events"');
   const { values } = parseArgs({
     args: rest,
     options: { name: { type: 'string' }, mode: { type: 'string' }, 'balance-inr': { type: 'string' } },
@@ -61,6 +65,20 @@ export async function runWorkspaceCommand(config: Config, args: string[]): Promi
       : parseRupees(values['balance-inr'], '--balance-inr', { positive: false });
   print(await withStore(config, (store) => provisionWorkspace(store, { name, mode, balancePaise })));
   return 0;
+}
+
+/** `call.queued` events are opt-in per workspace (interface "v2 call webhooks"); the operator turns them on. */
+async function runQueuedEventsCommand(config: Config, args: string[]): Promise<number> {
+  const [workspaceId, setting, ...extra] = args;
+  if (!workspaceId || (setting !== 'on' && setting !== 'off') || extra.length > 0) {
+    throw new UsageError('workspace queued-events: expected WORKSPACE_ID on|off');
+  }
+  return withStore(config, async (store) => {
+    if (!(await store.workspaces.get(workspaceId))) throw new Error(`no workspace ${workspaceId}`);
+    await store.workspaces.setQueuedEvents(workspaceId, setting === 'on');
+    print({ workspace_id: workspaceId, queued_events: setting === 'on' });
+    return 0;
+  });
 }
 
 /** `key create WORKSPACE_ID`, `key revoke KEY_OR_KEY_ID` */

@@ -84,6 +84,11 @@ for (const backend of await backends()) {
       assert.equal(t.amount_inr, 99.99);
       assert.equal(t.balance_inr, 99.99);
 
+      const queued = await run('workspace', 'queued-events', ws.workspace_id, 'on');
+      assert.equal(queued.code, 0, queued.stderr);
+      assert.deepEqual(JSON.parse(queued.stdout), { workspace_id: ws.workspace_id, queued_events: true });
+      assert.equal((await run('workspace', 'queued-events', 'ws_01JAAAAAAAAAAAAAAAAAAAAAAA', 'on')).code, 1);
+
       assert.equal((await run('key', 'revoke', created.api_key)).code, 0);
       assert.equal((await run('key', 'revoke', 'sk_live_ffffffffffffffffffffffffffffffff')).code, 1);
       assert.equal((await run('key', 'create', 'ws_01JAAAAAAAAAAAAAAAAAAAAAAA')).code, 1);
@@ -93,6 +98,7 @@ for (const backend of await backends()) {
         ['workspace', 'create'],
         ['workspace', 'create', '--name', 'x', '--mode', 'live'],
         ['workspace', 'create', '--name', 'x', '--balance-inr', 'lots'],
+        ['workspace', 'queued-events', ws.workspace_id, 'maybe'],
         ['wallet', 'topup', ws.workspace_id, '--inr', '-5'],
         ['wallet', 'topup', ws.workspace_id, '--inr', '1.234'],
         ['wallet', 'topup', ws.workspace_id],
