@@ -9,7 +9,8 @@
  * process waited for a core), with the frames one core handles per second at the median. All outputs are preallocated, as the gateway does, unless
  * the name says otherwise. With `--json` the last line is one JSON object of the medians (ns per frame).
  * Variants that explain a design choice (computed mu-law without a table, an allocating resampler call, the
- * 'high' quality filter) run in the same process, so they compare under the same machine load.
+ * 'high' quality filter, 8k <-> 16k through the general polyphase filter instead of the half-band one) run in
+ * the same process, so they compare under the same machine load.
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -22,6 +23,7 @@ import {
   Resampler,
   samplesPerFrame,
 } from '../codecs/index.ts';
+import { PolyphaseStage } from '../codecs/resample-polyphase.ts';
 
 interface Figure {
   key: string;
@@ -117,11 +119,14 @@ function main(): void {
   const pcm8 = testFrame(8000);
   const pcm16 = testFrame(16000);
   const pcm48 = testFrame(48000);
+  const pcm24 = testFrame(24000);
+  const pcm22 = testFrame(22050);
   const mulaw = mulawEncode(pcm8);
   const alaw = alawEncode(pcm8);
   const out8 = new Int16Array(160);
   const out16 = new Int16Array(320);
   const out48 = new Int16Array(960);
+  const out24 = new Int16Array(480);
   const bytes = new Uint8Array(160);
 
   const computed = new Uint8Array(65536);
@@ -142,14 +147,28 @@ function main(): void {
   const down = new Resampler(16000, 8000);
   const up48 = new Resampler(16000, 48000);
   const down48 = new Resampler(48000, 16000);
+  const up24 = new Resampler(16000, 24000);
+  const down24 = new Resampler(24000, 16000);
+  const down22 = new Resampler(22050, 16000);
   const upHigh = new Resampler(8000, 16000, { quality: 'high' });
+  const upPolyphase = new PolyphaseStage(8000, 16000, 'voice');
+  const downPolyphase = new PolyphaseStage(16000, 8000, 'voice');
   add('resample_8k_16k', 'resample 8k -> 16k (160 -> 320)', () => up.processInto(pcm8, out16));
   add('resample_16k_8k', 'resample 16k -> 8k (320 -> 160)', () => down.processInto(pcm16, out8));
   add('resample_16k_48k', 'resample 16k -> 48k (320 -> 960)', () => up48.processInto(pcm16, out48));
   add('resample_48k_16k', 'resample 48k -> 16k (960 -> 320)', () => down48.processInto(pcm48, out16));
+  add('resample_16k_24k', 'resample 16k -> 24k (320 -> 480)', () => up24.processInto(pcm16, out24));
+  add('resample_24k_16k', 'resample 24k -> 16k (480 -> 320)', () => down24.processInto(pcm24, out16));
+  add('resample_22k_16k', 'resample 22.05k -> 16k (441 -> 320)', () => down22.processInto(pcm22, out16));
   add('resample_8k_16k_alloc', 'resample 8k -> 16k, new output array (process())', () => up.process(pcm8));
   add('resample_8k_16k_high', "resample 8k -> 16k, quality 'high' (64 taps/phase)", () =>
     upHigh.processInto(pcm8, out16),
+  );
+  add('resample_8k_16k_polyphase', 'resample 8k -> 16k, general polyphase filter (reference)', () =>
+    upPolyphase.run(pcm8, out16),
+  );
+  add('resample_16k_8k_polyphase', 'resample 16k -> 8k, general polyphase filter (reference)', () =>
+    downPolyphase.run(pcm16, out8),
   );
 
   const inbound = new Resampler(8000, 16000);

@@ -22,10 +22,11 @@ interface QualityDesign {
 }
 
 /**
- * voice: 32 taps per phase at 8k->16k; transition about 0.865..1.135 of the lower Nyquist frequency (3.46 to
- *   4.54 kHz at 8 kHz), so the telephone band (to 3.4 kHz) passes with an error 65 dB or more below the
- *   signal (ripple under 0.01 dB) and tones from 4.6 kHz are rejected by about 70 dB, more further out.
- * high: 64 taps per phase at 8k->16k; transition about 0.91..1.09, 90 dB.
+ * voice: 32 taps per phase when upsampling; transition about 0.865..1.135 of the lower Nyquist frequency (3.46
+ *   to 4.54 kHz at 8 kHz), so the telephone band (to 3.4 kHz) passes with an error 65 dB or more below the
+ *   signal (ripple under 0.01 dB) and tones from 4.6 kHz are rejected by about 70 dB, more further out. (Exact
+ *   2:1 and 1:2 ratios at this quality use the half-band filter of resample-halfband.ts instead.)
+ * high: 64 taps per phase when upsampling; transition about 0.91..1.09, 90 dB.
  */
 const DESIGNS: Record<ResampleQuality, QualityDesign> = {
   voice: { zeroCrossings: 16, attenuationDb: 70 },
@@ -37,12 +38,6 @@ const MAX_FACTOR = 1024;
 
 /** A strided run of non-zero taps; charged this many multiply-adds for its loop overhead when choosing a layout. */
 const SEGMENT_OVERHEAD = 3;
-
-/**
- * The inner loop runs four taps at a time into four accumulators (which breaks the dependency chain of a
- * single sum and measured 25-30% faster); runs longer than one tap are padded with zero taps to a multiple.
- */
-export const UNROLL = 4;
 
 export interface ResampleKernel {
   /** Upsampling factor L. */
@@ -60,9 +55,7 @@ export interface ResampleKernel {
   readonly segmentCount: Int32Array;
   readonly segmentBack: Int32Array;
   readonly segmentStride: Int32Array;
-  /** 1 when a run's taps read the same backwards and number a multiple of 8: the loops may fold it. */
-  readonly segmentSymmetric: Uint8Array;
-  readonly coefs: Float32Array;
+  readonly coefs: Float64Array;
   /** Per phase: how many input samples the next output moves on, and its phase. */
   readonly advance: Int32Array;
   readonly nextPhase: Int32Array;
@@ -154,14 +147,6 @@ function layoutPhase(column: number[], period: number): Segment[] {
   return cost(strided) < cost([dense]) ? strided : [dense];
 }
 
-/** A symmetric run of 8k taps: `sum c[j] (x[a - j] + x[b + j])` over half the taps gives the same filter. */
-function isFoldable(coefs: number[]): boolean {
-  if (coefs.length % (2 * UNROLL) !== 0) return false;
-  const single = Float32Array.from(coefs);
-  for (let j = 0; j < single.length / 2; j++) if (single[j] !== single[single.length - 1 - j]) return false;
-  return true;
-}
-
 function design(fromHz: number, toHz: number, quality: ResampleQuality): ResampleKernel {
   const divisor = gcd(fromHz, toHz);
   const up = toHz / divisor;
@@ -171,7 +156,6 @@ function design(fromHz: number, toHz: number, quality: ResampleQuality): Resampl
     throw new RangeError(`cannot resample ${fromHz} Hz to ${toHz} Hz: ratio ${up}/${down} is too fine`);
   }
   const spec = DESIGNS[quality];
-  if (!spec) throw new RangeError(`unknown resampler quality "${quality}" (expected voice or high)`);
   // Centre on a multiple of M so that the delay is a whole number of output samples.
   const centre = up === down ? 0 : down * Math.ceil((spec.zeroCrossings * span) / down);
   const taps = up === down ? Float64Array.of(1) : prototype(up, span, centre, spec);
@@ -188,23 +172,20 @@ function design(fromHz: number, toHz: number, quality: ResampleQuality): Resampl
 
   let history = 0;
   for (const segment of segments) {
-    while (segment.coefs.length > 1 && segment.coefs.length % UNROLL !== 0) segment.coefs.push(0);
     history = Math.max(history, segment.back + (segment.coefs.length - 1) * segment.stride);
   }
   const total = segments.reduce((n, s) => n + s.coefs.length, 0);
-  const coefs = new Float32Array(total);
+  const coefs = new Float64Array(total);
   const segmentCoef = new Int32Array(segments.length);
   const segmentCount = new Int32Array(segments.length);
   const segmentBack = new Int32Array(segments.length);
   const segmentStride = new Int32Array(segments.length);
-  const segmentSymmetric = new Uint8Array(segments.length);
   let at = 0;
   segments.forEach((s, i) => {
     segmentCoef[i] = at;
     segmentCount[i] = s.coefs.length;
     segmentBack[i] = s.back;
     segmentStride[i] = s.stride;
-    segmentSymmetric[i] = isFoldable(s.coefs) ? 1 : 0;
     coefs.set(s.coefs, at);
     at += s.coefs.length;
   });
@@ -225,7 +206,6 @@ function design(fromHz: number, toHz: number, quality: ResampleQuality): Resampl
     segmentCount,
     segmentBack,
     segmentStride,
-    segmentSymmetric,
     coefs,
     advance,
     nextPhase,
@@ -234,12 +214,20 @@ function design(fromHz: number, toHz: number, quality: ResampleQuality): Resampl
 
 const cache = new Map<string, ResampleKernel>();
 
-export function resampleKernel(fromHz: number, toHz: number, quality: ResampleQuality): ResampleKernel {
+/** Throws a RangeError unless both rates are integers from 1000 to 384000 Hz and the quality is known. */
+export function checkConversion(fromHz: number, toHz: number, quality: ResampleQuality): void {
   for (const rate of [fromHz, toHz]) {
     if (!Number.isInteger(rate) || rate < 1000 || rate > 384_000) {
       throw new RangeError(`sample rate must be an integer from 1000 to 384000 Hz, got ${rate}`);
     }
   }
+  if (!Object.hasOwn(DESIGNS, quality)) {
+    throw new RangeError(`unknown resampler quality "${quality}" (expected voice or high)`);
+  }
+}
+
+export function resampleKernel(fromHz: number, toHz: number, quality: ResampleQuality): ResampleKernel {
+  checkConversion(fromHz, toHz, quality);
   const key = `${fromHz}>${toHz}:${quality}`;
   let kernel = cache.get(key);
   if (!kernel) {

@@ -8,6 +8,8 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { pcm16FromBytes, pcm16ToBytes } from './pcm16.ts';
 import { type ResampleQuality, Resampler } from './resample.ts';
+import { HALF_BAND_BITS, HALF_BAND_STOPBAND_EDGE, HALF_BAND_TAPS } from './resample-halfband.ts';
+import { designHalfBand, quantizeHalfBand, stopbandPeak } from './resample-halfband-design.ts';
 import { concat, idealSine, noise, powerDb, sine, snrDb, toPcm16 } from './testing/signals.ts';
 import { rawPcm16, sox, soxSkip } from './testing/sox.ts';
 
@@ -268,4 +270,86 @@ describe('Resampler contract', () => {
     assert.throws(() => new Resampler(16000, 44100.5), RangeError);
     assert.throws(() => new Resampler(8000, 16000, { quality: 'ultra' as ResampleQuality }), RangeError);
   });
+});
+
+describe('Resampler half-band path (2:1 and 1:2)', () => {
+  const taps = HALF_BAND_TAPS;
+  const scale = 2 ** HALF_BAND_BITS;
+  const clamp = (value: number) => Math.max(-32768, Math.min(32767, value));
+  const at = (x: Int16Array, i: number) => (i >= 0 && i < x.length ? x[i]! : 0);
+
+  /** The upsampler as a plain convolution with the integer taps: output 2i interpolated, 2i + 1 a copy. */
+  function upsampleReference(x: Int16Array): Int16Array {
+    const out = new Int16Array(2 * x.length);
+    for (let i = 0; i < x.length; i++) {
+      let sum = 0;
+      taps.forEach((tap, j) => {
+        sum += tap * (at(x, i - 13 + j) + at(x, i - 14 - j));
+      });
+      out[2 * i] = clamp(Math.floor((sum + scale / 4) / (scale / 2)));
+      out[2 * i + 1] = at(x, i - 13);
+    }
+    return out;
+  }
+
+  /** The decimator likewise: output m is the filter centred on input 2m - 28. */
+  function decimateReference(x: Int16Array): Int16Array {
+    const out = new Int16Array(Math.ceil(x.length / 2));
+    for (let m = 0; m < out.length; m++) {
+      let sum = (scale / 2) * at(x, 2 * m - 28);
+      taps.forEach((tap, j) => {
+        sum += tap * (at(x, 2 * m - 27 + 2 * j) + at(x, 2 * m - 29 - 2 * j));
+      });
+      out[m] = clamp(Math.floor((sum + scale / 2) / scale));
+    }
+    return out;
+  }
+
+  test('the taps are the equiripple design, >= 70 dB down from 1.15 x the lower Nyquist frequency', (t) => {
+    const designed = quantizeHalfBand(
+      designHalfBand(taps.length, HALF_BAND_STOPBAND_EDGE),
+      HALF_BAND_BITS,
+      HALF_BAND_STOPBAND_EDGE,
+    );
+    assert.deepEqual(Array.from(designed), taps);
+    assert.equal(
+      taps.reduce((sum, tap) => sum + tap, 0),
+      scale / 4,
+      'DC gain exactly 1',
+    );
+    const peakDb =
+      20 *
+      Math.log10(
+        stopbandPeak(
+          taps.map((tap) => tap / scale),
+          HALF_BAND_STOPBAND_EDGE,
+          20_000,
+        ),
+      );
+    t.diagnostic(`stopband peak ${peakDb.toFixed(2)} dB (and passband error, the filter being half-band)`);
+    assert.ok(peakDb <= -70, `stopband peak ${peakDb.toFixed(2)} dB`);
+  });
+
+  // Full-scale noise drives the outputs into clipping; the chunks cross the loops' blocks and split odd lengths.
+  const input = concat([noise(6001, 5), sine(3000, 16000, 3000, 32767)]);
+  const chunkings = [[input.length], [160, 320, 1, 7, 2049, 4500], [3, 5000, 2, 4000]];
+
+  for (const [from, to, reference] of [
+    [8000, 16000, upsampleReference],
+    [16000, 8000, decimateReference],
+    [24000, 48000, upsampleReference],
+    [48000, 24000, decimateReference],
+  ] as const) {
+    test(`${from} -> ${to} is exactly the plain convolution with those taps, however chunked`, () => {
+      const expected = reference(input);
+      for (const sizes of chunkings) {
+        const resampler = new Resampler(from, to);
+        const parts: Int16Array[] = [];
+        for (let start = 0, i = 0; start < input.length; start += sizes[i % sizes.length]!, i++) {
+          parts.push(resampler.process(input.subarray(start, start + sizes[i % sizes.length]!)));
+        }
+        assert.deepEqual(concat(parts), expected, `chunks ${sizes.join(', ')}`);
+      }
+    });
+  }
 });
