@@ -145,15 +145,41 @@ export function audioMs(samples: number, rate: number): number {
   return (samples * 1000) / rate;
 }
 
+/**
+ * A resampler writing into one buffer reused across calls: the framers copy what they keep, so the hot path
+ * (one call per 20 ms frame per stream) allocates nothing for the resampled audio.
+ */
+class ReusingResampler {
+  private buffer = new Int16Array(0);
+
+  constructor(private readonly resampler: Resampler) {}
+
+  process(input: Int16Array): Int16Array {
+    const needed = this.resampler.outputLength(input.length);
+    if (this.buffer.length < needed) this.buffer = new Int16Array(Math.max(needed, 2 * this.buffer.length));
+    return this.buffer.subarray(0, this.resampler.processInto(input, this.buffer));
+  }
+
+  flush(): Int16Array {
+    return this.resampler.flush();
+  }
+
+  reset(): void {
+    this.resampler.reset();
+  }
+}
+
 // ---- inbound edge: carrier codec and rate -> 320-sample 16 kHz frames ----
 
 export class InboundAudio {
-  private readonly resampler: Resampler | undefined;
+  private readonly resampler: ReusingResampler | undefined;
   private readonly framer = new Framer(CANONICAL_FRAME_SAMPLES);
 
   constructor(readonly format: MediaFormat) {
     this.resampler =
-      format.sampleRate === CANONICAL_RATE ? undefined : new Resampler(format.sampleRate, CANONICAL_RATE);
+      format.sampleRate === CANONICAL_RATE
+        ? undefined
+        : new ReusingResampler(new Resampler(format.sampleRate, CANONICAL_RATE));
   }
 
   /** Samples a payload of `byteLength` bytes holds (opus excluded). */
@@ -240,7 +266,7 @@ export function encoderFor(encoding: AudioEncoding): ChunkEncoder | undefined {
  * mark follows goes out first).
  */
 export class OutboundAudio {
-  private readonly resampler: Resampler | undefined;
+  private readonly resampler: ReusingResampler | undefined;
   private readonly framer: Framer;
   /** Audio went into the resampler since its last flush or reset (its tail is worth flushing). */
   private resamplerHolds = false;
@@ -251,7 +277,9 @@ export class OutboundAudio {
     private readonly encode: ChunkEncoder,
   ) {
     this.resampler =
-      format.sampleRate === CANONICAL_RATE ? undefined : new Resampler(CANONICAL_RATE, format.sampleRate);
+      format.sampleRate === CANONICAL_RATE
+        ? undefined
+        : new ReusingResampler(new Resampler(CANONICAL_RATE, format.sampleRate));
     this.framer = new Framer(samplesPerChunk);
   }
 
