@@ -149,7 +149,15 @@ export interface TurnRecord {
   llmFirstTokenMs: number;
   ttsFirstAudioMs: number;
   voiceToVoiceMs: number;
+  /**
+   * The session's `pipeline_overhead_ms`: voice to voice less the wait until the turn was decided, the model's
+   * time to its first clause and the TTS first audio (the two terms below, and `ttsFirstAudioMs`).
+   */
   overheadMs: number;
+  /** From the caller stopping to the turn being decided (the session's `LatencyAccount`). */
+  decisionWaitMs: number;
+  /** From the model request to the first complete clause (the session's `LatencyAccount`). */
+  llmFirstClauseMs: number;
   /**
    * From the caller's last loud frame being due at the carrier (scheduled time) to the reply's first audio
    * handed to the carrier; undefined when the session's turns could not be paired with what was spoken.
@@ -202,7 +210,8 @@ export interface RunResult {
     /** After one forced full GC, 2 s into full concurrency (the pause stalls every call once). */
     afterGc: { rssKb: number; heapKb: number; externalKb: number; pauseMs: number } | undefined;
   };
-  silero: { runs: number; windows: number };
+  /** Inference runs, windows through the model, and windows of silence the gate answered without it. */
+  silero: { runs: number; windows: number; skipped: number };
   cpuProfilePath: string | undefined;
 }
 

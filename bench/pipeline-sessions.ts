@@ -24,6 +24,7 @@ import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
 import { DeepgramTranscriber } from '../engines/stt/providers/deepgram.ts';
 import { createTextToSpeech, type VoiceRouter } from '../engines/tts/index.ts';
 import { SileroVad } from '../engines/vad/providers/silero.ts';
+import type { LatencyAccount } from '../pipeline/latency.ts';
 import type { TurnLatency } from '../pipeline/metrics.ts';
 import {
   CallSession,
@@ -156,7 +157,7 @@ class SimulatedCall {
   private readonly speechEndCallMs: number[] = [];
   private framesFed = 0;
   private awaitingFirstAudio = false;
-  private readonly latencies: TurnLatency[] = [];
+  private readonly latencies: Array<{ latency: TurnLatency; account: LatencyAccount }> = [];
   private readonly endReasons: string[] = [];
   startedAtMs = 0;
   stoppedAtMs = 0;
@@ -207,7 +208,7 @@ class SimulatedCall {
     const paired = this.latencies.length === this.speechEnds.length;
     // The session's own speech end of each caller turn is the end of that turn in its transcript.
     const sessionEnds = (outcome?.transcript ?? []).filter((t) => t.speaker === 'caller').map((t) => t.endMs);
-    const turns = this.latencies.map((l, i): TurnRecord => {
+    const turns = this.latencies.map(({ latency: l, account }, i): TurnRecord => {
       const end = this.speechEnds[i];
       const audio = this.firstAudios[i];
       const trueEnd = this.speechEndCallMs[i];
@@ -219,6 +220,8 @@ class SimulatedCall {
         ttsFirstAudioMs: l.tts_first_audio_ms,
         voiceToVoiceMs: l.voice_to_voice_ms,
         overheadMs: l.pipeline_overhead_ms,
+        decisionWaitMs: account.decisionWaitMs,
+        llmFirstClauseMs: account.llmFirstClauseMs,
         benchVoiceToVoiceMs: paired && end !== undefined && audio !== undefined ? audio - end : undefined,
         endReason: this.endReasons[i] ?? 'unknown',
         speechEndErrorMs:
@@ -258,7 +261,7 @@ class SimulatedCall {
       output: carrier,
       ...(this.shared.voicemail ? {} : { voicemail: false as const }),
       onEvent: (event) => this.onEvent(event),
-      onLatency: (latency) => this.latencies.push(latency),
+      onLatency: (latency, account) => this.latencies.push({ latency, account }),
     });
     carrier.onAck = (name, dropped) => session.playbackAck(name, dropped);
     this.carrier = carrier;
@@ -319,7 +322,7 @@ class SimulatedCall {
 
 interface Window {
   cpu: CpuSample;
-  silero: { runs: number; windows: number };
+  silero: { runs: number; windows: number; skipped: number };
 }
 
 /** Runs callers on one frame clock until every one has hung up (or the deadline passes). */
@@ -561,6 +564,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
     silero: {
       runs: end.silero.runs - start.silero.runs,
       windows: end.silero.windows - start.silero.windows,
+      skipped: end.silero.skipped - start.silero.skipped,
     },
     cpuProfilePath: spec.cpuProfilePath,
   };

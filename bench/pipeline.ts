@@ -20,10 +20,15 @@
  *   walk per 20 ms, included in the session process's CPU. Answering machine detection (a per-call cost of the
  *   first 8 s of outbound calls) is off, as for inbound calls, unless `--voicemail`.
  *
- * Per N: voice to voice and pipeline overhead over all turns, from the sessions' own per-turn latency; the
- * same turns on the benchmark's clock (caller's last loud frame due at the carrier -> reply's first audio at
- * the carrier) minus the engines' fixed latencies ("unaccounted": what the pipeline, the loopback and the fakes
- * add); CPU of the session process per session-second; event-loop delay; RSS growth per session over the idle
+ * Per N: voice to voice and pipeline overhead over all turns, from the sessions' own per-turn latency (the
+ * overhead is voice to voice less the wait until the turn was decided, the model's time to its first clause
+ * and the TTS first audio, each as the session measured it: read here term by term, and checked to add up);
+ * the same turns on the benchmark's clock (caller's last loud frame due at the carrier -> reply's first audio
+ * at the carrier) minus the engines' fixed latencies ("unaccounted": what the pipeline, the loopback and the
+ * fakes add). The session's overhead is only the platform's own gaps between stages: event-loop lag that
+ * delays reading an engine's answer lands inside that engine's measured time, so "unaccounted" is the figure
+ * that shows what a loaded event loop costs a turn. Also: CPU of the session process per session-second;
+ * event-loop delay; the share of VAD windows its silence gate answered; RSS growth per session over the idle
  * baseline (after a one-call warm-up; peak while all N were live, without forcing GC: an upper bound); the
  * engines process's CPU; and the machine's load, since other work on the machine shares its cores.
  * `--cpu-prof` writes a CPU profile of each measured window and prints where the time went; `--turn-log` appends
@@ -255,6 +260,10 @@ interface Figures {
   stt_final_p50_ms: number;
   llm_first_token_p50_ms: number;
   llm_first_clause_p50_ms: number;
+  /** From the caller stopping to the turn being decided, as the session measured it. */
+  decision_wait_p50_ms: number;
+  /** Turns whose overhead is not voice to voice less the three terms read here (should be 0). */
+  overhead_mismatches: number;
   tts_first_audio_p50_ms: number;
   bench_voice_to_voice_p50_ms: number;
   bench_voice_to_voice_p95_ms: number;
@@ -282,6 +291,8 @@ interface Figures {
   gc_pause_ms: number;
   rss_baseline_mb: number;
   silero_mean_batch: number;
+  /** Share of the VAD's windows answered by its silence gate, without inference. */
+  silero_skipped_pct: number;
   engines_cpu_pct: number;
   engines_cpu_ms_per_session_second: number;
   engines_event_loop_delay_p99_ms: number;
@@ -311,9 +322,11 @@ function figuresOf(result: RunResult, engines: EnginesWindow, machinePct: number
   const pick = (f: (t: (typeof turns)[number]) => number) => turns.map(f);
   const v2v = pick((t) => t.voiceToVoiceMs);
   const overhead = pick((t) => t.overheadMs);
-  const clause = pick(
-    (t) => t.voiceToVoiceMs - Math.max(t.endpointMs, t.sttFinalMs) - t.ttsFirstAudioMs - t.overheadMs,
-  );
+  const clause = pick((t) => t.llmFirstClauseMs);
+  const mismatches = turns.filter((t) => {
+    const recomputed = t.voiceToVoiceMs - t.decisionWaitMs - t.llmFirstClauseMs - t.ttsFirstAudioMs;
+    return Math.abs(Math.max(0, recomputed) - t.overheadMs) > 1e-6;
+  }).length;
   const paired = turns.filter((t) => t.benchVoiceToVoiceMs !== undefined);
   const bench = result.benchVoiceToVoiceMs;
   const nominalTotal = nominal.stt + nominal.llmFirstClause + nominal.tts;
@@ -357,6 +370,13 @@ function figuresOf(result: RunResult, engines: EnginesWindow, machinePct: number
       ),
     ),
     llm_first_clause_p50_ms: round(percentile(clause, 0.5)),
+    decision_wait_p50_ms: round(
+      percentile(
+        pick((t) => t.decisionWaitMs),
+        0.5,
+      ),
+    ),
+    overhead_mismatches: mismatches,
     tts_first_audio_p50_ms: round(
       percentile(
         pick((t) => t.ttsFirstAudioMs),
@@ -397,6 +417,9 @@ function figuresOf(result: RunResult, engines: EnginesWindow, machinePct: number
     gc_pause_ms: round(gcMem?.pauseMs ?? Number.NaN),
     rss_baseline_mb: round(result.memory.baselineRssKb / 1024),
     silero_mean_batch: round(result.silero.runs > 0 ? result.silero.windows / result.silero.runs : 0, 2),
+    silero_skipped_pct: round(
+      (100 * result.silero.skipped) / Math.max(1, result.silero.windows + result.silero.skipped),
+    ),
     engines_cpu_pct: round(enginesCpuPct),
     engines_cpu_ms_per_session_second: round(engines.cpuMs / sessionSeconds, 2),
     engines_event_loop_delay_p99_ms: round(engines.eventLoop.p99Ms, 2),
@@ -505,6 +528,7 @@ const SUMMED: ReadonlyArray<keyof Figures> = [
   'unpaired_sessions',
   'errors',
   'interruptions',
+  'overhead_mismatches',
 ];
 
 function combine(runs: Figures[]): Figures {
@@ -537,10 +561,13 @@ function report(figures: Figures, outcomes: RunOutcome[], runs: number): string[
         .map(([k, v]) => `${k} ${v}`)
         .join(', ')}`,
     `  session accounting: voice to voice p50 ${fmt(f.voice_to_voice_p50_ms)} p95 ${fmt(f.voice_to_voice_p95_ms)} ms;` +
-      ` pipeline overhead p50 ${fmt(f.overhead_p50_ms, 2)} p95 ${fmt(f.overhead_p95_ms, 2)} ms`,
+      ` pipeline overhead p50 ${fmt(f.overhead_p50_ms, 2)} p95 ${fmt(f.overhead_p95_ms, 2)} ms` +
+      ` (voice to voice less the decision wait, llm first clause and tts first audio` +
+      (f.overhead_mismatches > 0 ? `; ${f.overhead_mismatches} turns DO NOT ADD UP)` : ')'),
     `    stage p50: endpoint ${fmt(f.endpoint_p50_ms)}  stt final ${fmt(f.stt_final_p50_ms)} (served ${n.stt})` +
+      `  decision wait ${fmt(f.decision_wait_p50_ms)}` +
       `  llm first token ${fmt(f.llm_first_token_p50_ms)} (served ${n.llmFirstToken})` +
-      `  llm first clause ${fmt(f.llm_first_clause_p50_ms)} (derived; served ${n.llmFirstClause})` +
+      `  llm first clause ${fmt(f.llm_first_clause_p50_ms)} (served ${n.llmFirstClause})` +
       `  tts first audio ${fmt(f.tts_first_audio_p50_ms)} (served ${n.tts}) ms`,
     `  benchmark clock: voice to voice p50 ${fmt(f.bench_voice_to_voice_p50_ms)} p95 ${fmt(f.bench_voice_to_voice_p95_ms)} ms;` +
       ` minus the engines' ${n.stt + n.llmFirstClause + n.tts} ms as served = unaccounted p50 ${fmt(f.unaccounted_p50_ms)}` +
@@ -553,7 +580,7 @@ function report(figures: Figures, outcomes: RunOutcome[], runs: number): string[
       ` (${fmt(f.session_cpu_pct)}% of a core over ${fmt(f.window_s)} s, ${fmt(f.session_seconds)} session-s)` +
       `  event-loop delay p50 ${fmt(f.event_loop_delay_p50_ms, 2)} p99 ${fmt(f.event_loop_delay_p99_ms, 2)}` +
       ` max ${fmt(f.event_loop_delay_max_ms)} ms  frame clock late p99 ${fmt(f.frame_lateness_p99_ms, 2)} ms` +
-      `  Silero mean batch ${fmt(f.silero_mean_batch, 1)}`,
+      `  Silero mean batch ${fmt(f.silero_mean_batch, 1)}, windows skipped as silence ${fmt(f.silero_skipped_pct)}%`,
     `  memory per session over a ${fmt(f.rss_baseline_mb)} MB idle baseline: peak RSS +${fmt(f.rss_kb_per_session, 0)} KB` +
       ` (heap +${fmt(f.heap_kb_per_session, 0)} KB, no forced GC` +
       (outcomes.every((o) => o.atFullConcurrency) ? ', all sessions live)' : ', NOT at full concurrency)') +

@@ -3,6 +3,14 @@ import { type LatencySummary, summarizeLatency, type TurnLatency } from './metri
 import type { ReplyTimings } from './reply.ts';
 import type { CallerTurn } from './turn-taking.ts';
 
+/** The terms the overhead leaves out that are not metrics of their own, as measured for one turn. */
+export interface LatencyAccount {
+  /** From the caller stopping to the turn being decided (at least the endpoint silence and the STT final). */
+  decisionWaitMs: number;
+  /** From the model request to the first complete clause handed to speech. */
+  llmFirstClauseMs: number;
+}
+
 /**
  * One agent turn's latency (metrics.ts) from the caller's turn and the reply's wall-clock timings. The caller
  * stopping speaking is call time; it is mapped to wall time by when that audio arrived. Null when the reply
@@ -13,7 +21,11 @@ import type { CallerTurn } from './turn-taking.ts';
  * still arriving) and less the engines' time to first clause and first audio. Measuring the wait up to the
  * decision itself, not a sum of its expected parts, keeps a slow final or a held turn out of the overhead.
  */
-export function turnLatency(caller: CallerTurn, t: ReplyTimings, time: CallTime): TurnLatency | null {
+export function measureTurn(
+  caller: CallerTurn,
+  t: ReplyTimings,
+  time: CallTime,
+): { latency: TurnLatency; account: LatencyAccount } | null {
   if (t.firstAudioAtWallMs === undefined) return null;
   const speechEndWall = time.wallAt(caller.speechEndMs);
   const sttFinal = Math.max(0, caller.finalAtWallMs - speechEndWall);
@@ -22,7 +34,7 @@ export function turnLatency(caller: CallerTurn, t: ReplyTimings, time: CallTime)
   const ttsFirstAudio = t.firstAudioAtWallMs - (t.firstTtsRequestAtWallMs ?? t.firstAudioAtWallMs);
   const voiceToVoice = t.firstAudioAtWallMs - speechEndWall;
   const waited = Math.max(caller.endpointMs, sttFinal, caller.decidedAtWallMs - speechEndWall);
-  return {
+  const latency: TurnLatency = {
     endpoint_ms: caller.endpointMs,
     stt_final_ms: sttFinal,
     llm_first_token_ms: llmFirstToken,
@@ -30,6 +42,7 @@ export function turnLatency(caller: CallerTurn, t: ReplyTimings, time: CallTime)
     voice_to_voice_ms: voiceToVoice,
     pipeline_overhead_ms: Math.max(0, voiceToVoice - waited - llmFirstClause - ttsFirstAudio),
   };
+  return { latency, account: { decisionWaitMs: waited, llmFirstClauseMs: llmFirstClause } };
 }
 
 /** The call's per-turn latencies: each is handed on as measured, and summarized when the call ends. */
@@ -38,16 +51,16 @@ export class LatencyLog {
 
   constructor(
     private readonly time: CallTime,
-    private readonly onLatency?: (latency: TurnLatency) => void,
+    private readonly onLatency?: (latency: TurnLatency, account: LatencyAccount) => void,
   ) {}
 
   /** Measures a reply to a caller's turn; null when it produced no audio. */
   record(caller: CallerTurn, timings: ReplyTimings): TurnLatency | null {
-    const latency = turnLatency(caller, timings, this.time);
-    if (!latency) return null;
-    this.turns.push(latency);
-    this.onLatency?.(latency);
-    return latency;
+    const measured = measureTurn(caller, timings, this.time);
+    if (!measured) return null;
+    this.turns.push(measured.latency);
+    this.onLatency?.(measured.latency, measured.account);
+    return measured.latency;
   }
 
   summary(): LatencySummary | null {

@@ -8,7 +8,7 @@ import { lateWordsInterruption } from './barge-in.ts';
 import { CallTime } from './call-time.ts';
 import { type CallVariables, createDialog, type Dialog, type DialogAction } from './dialog/index.ts';
 import { FailureCount, type FailureStage, fallbackLine } from './fallback.ts';
-import { LatencyLog } from './latency.ts';
+import { type LatencyAccount, LatencyLog } from './latency.ts';
 import type { LatencySummary, TurnLatency } from './metrics.ts';
 import type { PlayoutSink } from './playout.ts';
 import type { CallRecorder } from './recorder.ts';
@@ -72,7 +72,8 @@ export interface SessionOptions {
   voicemail?: { windowMs: number } | false;
   wallNow?: () => number;
   onEvent?: (event: SessionEvent) => void;
-  onLatency?: (latency: TurnLatency) => void;
+  /** Each turn's latency; `account` has the terms the overhead leaves out, for checking it (benchmarks). */
+  onLatency?: (latency: TurnLatency, account: LatencyAccount) => void;
 }
 
 /**

@@ -26,6 +26,22 @@ class LoudnessVad implements VoiceActivityDetector {
   }
 }
 
+/** As LoudnessVad, but the push numbered `failing` (from 0) rejects, as a failed inference run would. */
+class FailingVad extends LoudnessVad {
+  constructor(private readonly failing: number) {
+    super();
+  }
+  override createStream(): VadStream {
+    const inner = super.createStream();
+    let pushes = 0;
+    return {
+      push: (frame) =>
+        pushes++ === this.failing ? Promise.reject(new Error('inference failed')) : inner.push(frame),
+      reset: () => inner.reset(),
+    };
+  }
+}
+
 class ScriptedStt implements SttStream {
   readonly events = new EventQueue<SttEvent>();
   flushes = 0;
@@ -41,11 +57,11 @@ class ScriptedStt implements SttStream {
   }
 }
 
-function setup() {
+function setup(vad: VoiceActivityDetector = new LoudnessVad()) {
   const stt = new ScriptedStt();
   const heard = { turns: [] as CallerTurn[], lost: [] as TurnEnd[], ended: [] as Array<Error | null> };
   const listening = new TurnTaking(
-    new LoudnessVad(),
+    vad,
     stt,
     {
       endpointingMs: ENDPOINTING_MS,
@@ -161,4 +177,13 @@ test('an STT stream that ends while the call is live is reported', async () => {
   t.stt.events.close();
   await t.frames(20, false);
   assert.deepEqual(t.heard.ended, [null]);
+});
+
+test('a failed VAD push counts its window as silence: the call goes on, and later times stay right', async () => {
+  const t = setup(new FailingVad(20));
+  await t.frames(1000, true);
+  await t.frames(600, false);
+  await t.final('Where is my order?');
+  assert.equal(t.heard.turns.length, 1);
+  assert.equal(t.heard.turns[0]!.speechEndMs, 1000);
 });

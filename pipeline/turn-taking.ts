@@ -1,6 +1,7 @@
 import type { SttEvent, SttStream } from '../engines/stt/types.ts';
 import { SpeechSegmenter } from '../engines/vad/segmenter.ts';
 import type { VadStream, VoiceActivityDetector } from '../engines/vad/types.ts';
+import { SttAudioFeed } from './stt-feed.ts';
 import { CONTINUATION_FACTOR, Endpointer, type TurnEnd } from './turn/endpointing.ts';
 import {
   type InterruptionEvent,
@@ -21,6 +22,16 @@ import { normalizeWords, trailingContinuation } from './turn/lexicon.ts';
 const STALE_SPEECH_END_MS = 3000;
 
 export const LATE_FINAL_WAIT_MS = 2500;
+
+/**
+ * Audio goes to the STT frame by frame once the caller's voice falls quiet, until this long after it was last
+ * heard: the STT's endpointing waits on that silence. Otherwise (speech, and longer quiet stretches) it goes in
+ * chunks (stt-feed.ts).
+ */
+const STT_PROMPT_HOLD_MS = 1000;
+
+/** Pushes remembered for a failed VAD push to know its windows: 10 s of 20 ms frames waiting on the VAD. */
+const VAD_PUSHES_REMEMBERED = 512;
 
 export interface CallerTurn extends TurnEnd {
   /** What the caller said this turn. */
@@ -73,10 +84,11 @@ interface PendingTurn extends TurnEnd {
  */
 export class TurnTaking {
   private readonly vad: VadStream;
+  private readonly vadWindowSamples: number;
   private readonly segmenter: SpeechSegmenter;
   private readonly endpointer: Endpointer;
+  private readonly sttFeed: SttAudioFeed;
   readonly interruptions: InterruptionPolicy;
-  private vadWork: Promise<void> = Promise.resolve();
   private nowMs = 0;
   private speaking = false;
   private lastSpeechEndMs = 0;
@@ -90,6 +102,14 @@ export class TurnTaking {
   private pending: PendingTurn | null = null;
   /** End of the last window loud enough to start speech while the caller was not speaking (a candidate). */
   private loudAtMs: number | null = null;
+  /** Latest sign of the caller's voice (call time): a window loud enough to start speech, or a speech end. */
+  private lastVoiceMs = Number.NEGATIVE_INFINITY;
+  /** Whether the VAD's latest window was loud enough to start speech. */
+  private voiceNow = false;
+  /** Samples pushed to the VAD in all, after each of the latest pushes (a ring), and pushes sent and answered. */
+  private readonly vadSamplesAfterPush = new Float64Array(VAD_PUSHES_REMEMBERED);
+  private vadPushes = 0;
+  private vadAnswers = 0;
   private closed = false;
 
   constructor(
@@ -100,8 +120,10 @@ export class TurnTaking {
     private readonly wallNow: () => number,
   ) {
     this.vad = detector.createStream();
+    this.vadWindowSamples = detector.windowSamples;
     this.segmenter = SpeechSegmenter.for(detector);
     this.endpointer = new Endpointer({ endpointingMs: settings.endpointingMs });
+    this.sttFeed = new SttAudioFeed(stt);
     this.interruptions = new InterruptionPolicy(settings.interruptions);
     void this.readTranscripts();
   }
@@ -120,34 +142,57 @@ export class TurnTaking {
   frame(frame: Int16Array, audioMs: number): void {
     if (this.closed) return;
     this.nowMs = audioMs;
-    this.stt.push(frame);
-    const pushed = this.vad.push(frame);
-    this.vadWork = this.vadWork.then(async () => {
-      const probabilities = await pushed;
-      if (this.closed) return;
-      for (const probability of probabilities) {
-        const event = this.segmenter.push(probability);
-        if (!this.speaking && probability >= this.segmenter.thresholds.activation) {
-          this.loudAtMs = this.segmenter.positionMs;
-        }
-        if (!event) continue;
-        if (event.type === 'speech_start') {
-          this.speaking = true;
-          this.loudAtMs = null;
-          // The caller goes on after a pause: still the same turn.
-          this.pending = null;
-        } else {
-          this.speaking = false;
-          this.lastSpeechEndMs = event.atMs;
-          this.lastSpeechEndDecidedMs = event.decidedAtMs;
-        }
-        this.emitInterruptions(this.interruptions.onVad(event));
-        this.onTurnEnd(this.endpointer.onVad(event));
-      }
-    });
+    this.sttFeed.push(frame, !this.voiceNow && audioMs - this.lastVoiceMs < STT_PROMPT_HOLD_MS);
+    const before = this.vadPushes === 0 ? 0 : this.samplesAfterPush(this.vadPushes - 1);
+    this.vadSamplesAfterPush[this.vadPushes++ % VAD_PUSHES_REMEMBERED] = before + frame.length;
+    // The VAD answers pushes in order, so its results are taken as they come, without a chain of our own.
+    this.vad.push(frame).then(this.onProbabilities, this.onVadFailure);
     this.emitInterruptions(this.interruptions.tick(audioMs));
     this.onTurnEnd(this.endpointer.tick(audioMs));
     this.checkPending();
+  }
+
+  private readonly onProbabilities = (probabilities: readonly number[]): void => {
+    this.vadAnswers++;
+    if (this.closed) return;
+    for (let i = 0; i < probabilities.length; i++) this.judge(probabilities[i] as number);
+  };
+
+  /** A failed inference loses its windows' judgement, not their time: they count as silence. */
+  private readonly onVadFailure = (): void => {
+    const push = this.vadAnswers++;
+    if (this.closed) return;
+    const due = Math.floor(this.samplesAfterPush(push) / this.vadWindowSamples);
+    const judged = Math.round(this.segmenter.positionMs / this.segmenter.windowMs);
+    for (let w = judged; w < due; w++) this.judge(0);
+  };
+
+  private samplesAfterPush(push: number): number {
+    return this.vadSamplesAfterPush[push % VAD_PUSHES_REMEMBERED] as number;
+  }
+
+  /** The VAD's next window. */
+  private judge(probability: number): void {
+    const event = this.segmenter.push(probability);
+    this.voiceNow = probability >= this.segmenter.thresholds.activation;
+    if (this.voiceNow) {
+      this.lastVoiceMs = this.segmenter.positionMs;
+      if (!this.speaking) this.loudAtMs = this.segmenter.positionMs;
+    }
+    if (!event) return;
+    if (event.type === 'speech_start') {
+      this.speaking = true;
+      this.loudAtMs = null;
+      // The caller goes on after a pause: still the same turn.
+      this.pending = null;
+    } else {
+      this.speaking = false;
+      this.lastSpeechEndMs = event.atMs;
+      this.lastSpeechEndDecidedMs = event.decidedAtMs;
+      this.lastVoiceMs = Math.max(this.lastVoiceMs, event.atMs);
+    }
+    this.emitInterruptions(this.interruptions.onVad(event));
+    this.onTurnEnd(this.endpointer.onVad(event));
   }
 
   /** The agent's reply started playing (or stopped); the interruption policy needs to know. */
@@ -161,6 +206,7 @@ export class TurnTaking {
 
   close(): void {
     this.closed = true;
+    this.sttFeed.flush();
     this.stt.end().catch(() => undefined);
   }
 
@@ -227,6 +273,7 @@ export class TurnTaking {
     }
     // Words still coming: a batch STT is transcribing. Wait for them, a little.
     this.pending = { ...end, deadlineMs: this.nowMs + LATE_FINAL_WAIT_MS, holdUntilMs: null };
+    this.sttFeed.flush();
     this.stt.flush();
   }
 

@@ -115,7 +115,8 @@ export class VadSegmentedStream implements SttStream {
     if (this.#inputClosed || frame.length === 0) return;
     this.#timeline.append(frame);
     // Settled into a value at once, so a failure waiting its turn in the chain is never an unhandled rejection.
-    const judged = this.#vad.push(frame.slice()).then(
+    // No copy of the frame: the VAD reads it before `push` returns.
+    const judged = this.#vad.push(frame).then(
       (probabilities) => ({ probabilities }),
       (error: unknown) => ({ error }),
     );

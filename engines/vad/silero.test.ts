@@ -133,6 +133,7 @@ describe('Silero VAD on eSpeak NG speech', { skip: espeakSkip }, () => {
     const alone = await probabilities(vad.createStream(), audio);
     const runsBefore = vad.stats.runs;
     const windowsBefore = vad.stats.windows;
+    const skippedBefore = vad.stats.skipped;
     const streams = Array.from({ length: 6 }, () => vad.createStream());
     const pushes: Promise<number[]>[][] = streams.map(() => []);
     // Interleave the streams frame by frame without awaiting, as a gateway carrying six calls would.
@@ -142,7 +143,8 @@ describe('Silero VAD on eSpeak NG speech', { skip: espeakSkip }, () => {
     const together = await Promise.all(pushes.map(async (p) => (await Promise.all(p)).flat()));
     const runs = vad.stats.runs - runsBefore;
     const windows = vad.stats.windows - windowsBefore;
-    assert.equal(windows, 6 * alone.length);
+    // The trailing silence outlasts the gate's hangover: its last windows are answered without the model.
+    assert.equal(windows + vad.stats.skipped - skippedBefore, 6 * alone.length);
     assert.ok(runs < windows / 3, `batched: ${windows} windows in ${runs} runs`);
     for (const probs of together) {
       assert.equal(probs.length, alone.length);

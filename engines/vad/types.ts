@@ -6,7 +6,9 @@ export interface VadStream {
   /**
    * PCM16 16 kHz; any length. Resolves to one probability (0..1) per analysis window completed by this audio,
    * in order. Asynchronous because model inference is: a detector may batch the windows of many streams into
-   * one inference run. Pushes may overlap (no need to await one before the next); results still come in order.
+   * one inference run. Pushes may overlap (no need to await one before the next); results still come in order
+   * (each push's promise settles after those of the pushes before it). The frame is read before `push` returns:
+   * the caller may reuse its buffer. The array resolved may be shared and frozen: read it, do not change it.
    */
   push(frame: Int16Array): Promise<number[]>;
   /** Forget the audio so far (a new utterance or call); windows already pushed still resolve. */

@@ -1,6 +1,7 @@
 import { type InferenceSession, Tensor } from 'onnxruntime-node';
 import { EngineError } from '../../errors.ts';
 import type { VadStream, VoiceActivityDetector } from '../types.ts';
+import { DEFAULT_SILENCE_GATE_DBFS, SilenceGate } from './silence-gate.ts';
 import { bundledSileroModelPath, createSileroSession, SILERO_ENGINE } from './silero-model.ts';
 
 export { bundledSileroModelPath } from './silero-model.ts';
@@ -13,10 +14,14 @@ export { bundledSileroModelPath } from './silero-model.ts';
  * read in front of each new 512-sample window (input = 64 + 512 = 576 samples at 16 kHz).
  *
  * onnxruntime-node's `run` is asynchronous only in name: it defers one `setImmediate`, then runs the graph on
- * the JavaScript thread. What costs is the fixed overhead of a run (about two thirds of a single-window run
+ * the JavaScript thread. (A worker thread holding the session was tried: bench:pipeline showed no better
+ * latency at 200 calls, since the event loop's peaks come from replies rather than from the VAD, and about 10%
+ * more CPU per call.) What costs is the fixed overhead of a run (about two thirds of a single-window run
  * here), so windows of every stream that become ready in the same turn of the event loop are batched into one
  * run (the model takes a batch dimension). Under load batches grow by themselves: windows that arrive while a
  * run is in flight wait for the next one. Per stream, windows are evaluated strictly in order.
+ *
+ * Windows of silence skip the model (`silence-gate.ts`): most of a call's caller audio is the caller listening.
  */
 
 /** New samples per model window at 16 kHz (32 ms): the only window size v5/v6 models accept at this rate. */
@@ -45,18 +50,27 @@ export interface SileroVadOptions {
   modelPath?: string;
   /** Cap on windows per inference run; default `DEFAULT_MAX_BATCH_WINDOWS`. */
   maxBatchWindows?: number;
+  /**
+   * Windows quieter than this RMS level (dBFS) skip inference once silence has lasted a little (see
+   * `silence-gate.ts`); default `DEFAULT_SILENCE_GATE_DBFS`. `null`: every window goes through the model.
+   */
+  silenceGateDbfs?: number | null;
 }
 
 /** How many inference runs, and windows in them, a detector has done (for benchmarks and metrics). */
 export interface SileroStats {
   runs: number;
   windows: number;
+  /** Windows of silence the gate answered without the model. */
+  skipped: number;
 }
 
 interface PushResult {
   probabilities: number[];
+  /** Windows of this push still waiting for the model. */
   left: number;
   settled: boolean;
+  stream: SileroStream;
   resolve(probabilities: number[]): void;
   reject(error: unknown): void;
 }
@@ -70,37 +84,67 @@ interface WindowJob {
   index: number;
 }
 
+/** What a stream needs of its detector. */
+interface StreamHost {
+  enqueue(stream: SileroStream): void;
+  /** A window buffer (INPUT_SAMPLES floats), reused once a batch has copied it. */
+  takeInput(): Float32Array;
+  readonly stats: SileroStats;
+}
+
+/** Spare window buffers kept for reuse: a few runs' worth; more are left to the garbage collector. */
+const MAX_SPARE_INPUTS = 4 * DEFAULT_MAX_BATCH_WINDOWS;
+
 export class SileroVad implements VoiceActivityDetector {
   readonly name = 'silero';
   readonly windowSamples = SILERO_WINDOW_SAMPLES;
-  readonly stats: SileroStats = { runs: 0, windows: 0 };
+  readonly stats: SileroStats = { runs: 0, windows: 0, skipped: 0 };
 
   static readonly #loaded = new Map<string, Promise<SileroVad>>();
 
   readonly #session: InferenceSession;
   readonly #maxBatch: number;
+  readonly #gateDbfs: number | null;
   readonly #sampleRate = new Tensor('int64', BigInt64Array.from([BigInt(SAMPLE_RATE_HZ)]), []);
+  /** One run's input and state, for the largest batch; a run uses their first `batch` rows. */
+  readonly #batchInput: Float32Array;
+  readonly #batchState: Float32Array;
+  readonly #spareInputs: Float32Array[] = [];
+  readonly #host: StreamHost;
   /** Streams with windows waiting, in arrival order; each appears at most once. */
   #ready: SileroStream[] = [];
   #scheduled = false;
   #running = false;
 
-  private constructor(session: InferenceSession, maxBatch: number) {
+  private constructor(session: InferenceSession, maxBatch: number, gateDbfs: number | null) {
     this.#session = session;
     this.#maxBatch = maxBatch;
+    this.#gateDbfs = gateDbfs;
+    this.#batchInput = new Float32Array(maxBatch * INPUT_SAMPLES);
+    this.#batchState = new Float32Array(STATE_LAYERS * maxBatch * STATE_WIDTH);
+    this.#host = {
+      enqueue: (stream) => this.#enqueue(stream),
+      takeInput: () => this.#spareInputs.pop() ?? new Float32Array(INPUT_SAMPLES),
+      stats: this.stats,
+    };
   }
 
   /** The process-wide detector for a model file, loaded on first use; later calls share it. */
   static load(options: SileroVadOptions = {}): Promise<SileroVad> {
     const modelPath = options.modelPath ?? bundledSileroModelPath();
     const maxBatch = options.maxBatchWindows ?? DEFAULT_MAX_BATCH_WINDOWS;
+    const gateDbfs =
+      options.silenceGateDbfs === undefined ? DEFAULT_SILENCE_GATE_DBFS : options.silenceGateDbfs;
     if (!Number.isInteger(maxBatch) || maxBatch < 1) {
       return Promise.reject(new RangeError('maxBatchWindows must be an integer >= 1'));
     }
-    const key = `${modelPath}#${maxBatch}`;
+    if (gateDbfs !== null && !Number.isFinite(gateDbfs)) {
+      return Promise.reject(new RangeError('silenceGateDbfs must be a finite level in dBFS, or null'));
+    }
+    const key = `${modelPath}#${maxBatch}#${gateDbfs}`;
     let loading = SileroVad.#loaded.get(key);
     if (!loading) {
-      loading = createSileroSession(modelPath).then((session) => new SileroVad(session, maxBatch));
+      loading = createSileroSession(modelPath).then((session) => new SileroVad(session, maxBatch, gateDbfs));
       loading.catch(() => SileroVad.#loaded.delete(key));
       SileroVad.#loaded.set(key, loading);
     }
@@ -117,7 +161,7 @@ export class SileroVad implements VoiceActivityDetector {
   }
 
   createStream(): VadStream {
-    return new SileroStream((stream) => this.#enqueue(stream));
+    return new SileroStream(this.#host, this.#gateDbfs === null ? null : new SilenceGate(this.#gateDbfs));
   }
 
   #enqueue(stream: SileroStream): void {
@@ -141,17 +185,18 @@ export class SileroVad implements VoiceActivityDetector {
     this.#running = true;
     const streams = this.#ready.splice(0, this.#maxBatch);
     const batch = streams.length;
-    const input = new Float32Array(batch * INPUT_SAMPLES);
-    const state = new Float32Array(STATE_LAYERS * batch * STATE_WIDTH);
+    // Safe to reuse: one run at a time, and the model reads its inputs before `run` settles.
+    const input = this.#batchInput.subarray(0, batch * INPUT_SAMPLES);
+    const state = this.#batchState.subarray(0, STATE_LAYERS * batch * STATE_WIDTH);
     const jobs: WindowJob[] = [];
     for (let b = 0; b < batch; b++) {
       const stream = streams[b]!;
       const job = stream.queue.shift()!;
       if (job.freshState) stream.state.fill(0);
       input.set(job.input, b * INPUT_SAMPLES);
+      if (this.#spareInputs.length < MAX_SPARE_INPUTS) this.#spareInputs.push(job.input);
       for (let layer = 0; layer < STATE_LAYERS; layer++) {
-        const from = layer * STATE_WIDTH;
-        state.set(stream.state.subarray(from, from + STATE_WIDTH), (layer * batch + b) * STATE_WIDTH);
+        copy(stream.state, layer * STATE_WIDTH, state, (layer * batch + b) * STATE_WIDTH, STATE_WIDTH);
       }
       jobs.push(job);
     }
@@ -171,8 +216,7 @@ export class SileroVad implements VoiceActivityDetector {
       for (let b = 0; b < batch; b++) {
         const stream = streams[b]!;
         for (let layer = 0; layer < STATE_LAYERS; layer++) {
-          const from = (layer * batch + b) * STATE_WIDTH;
-          stream.state.set(nextState.subarray(from, from + STATE_WIDTH), layer * STATE_WIDTH);
+          copy(nextState, (layer * batch + b) * STATE_WIDTH, stream.state, layer * STATE_WIDTH, STATE_WIDTH);
         }
         settle(jobs[b]!, probabilities[b]!);
       }
@@ -194,6 +238,10 @@ export class SileroVad implements VoiceActivityDetector {
   }
 }
 
+/** Answers shared by every stream (frozen: nobody may change them), so the commonest pushes allocate nothing. */
+const NO_WINDOWS = Promise.resolve(Object.freeze([]) as unknown as number[]);
+const ONE_SILENT_WINDOW = Promise.resolve(Object.freeze([0]) as unknown as number[]);
+
 /** One call's view of the model: its own state, context and partial window. Its fields are the batch loop's. */
 class SileroStream implements VadStream {
   /** LSTM state between windows; written only by the detector's batch loop. */
@@ -202,63 +250,129 @@ class SileroStream implements VadStream {
   readonly queue: WindowJob[] = [];
   /** Whether the stream is in the detector's ready list. */
   waiting = false;
+  /** Pushes with windows the model has not answered yet. */
+  unsettled = 0;
 
-  readonly #enqueue: (stream: SileroStream) => void;
+  readonly #host: StreamHost;
+  readonly #gate: SilenceGate | null;
   readonly #pending = new Float32Array(SILERO_WINDOW_SAMPLES);
   #filled = 0;
+  /** Sum of squares of the partial window's samples, for the gate. */
+  #sumSquares = 0;
   readonly #context = new Float32Array(SILERO_CONTEXT_SAMPLES);
   #freshState = false;
+  /** The latest push that waits on the model (directly, or behind one that does), to keep results in order. */
+  #tail: Promise<number[]> = Promise.resolve([]);
+  /** Pushes answered by the gate alone that still wait behind `#tail`. */
+  #chained = 0;
 
-  constructor(enqueue: (stream: SileroStream) => void) {
-    this.#enqueue = enqueue;
+  constructor(host: StreamHost, gate: SilenceGate | null) {
+    this.#host = host;
+    this.#gate = gate;
   }
 
   push(frame: Int16Array): Promise<number[]> {
     const windows = Math.floor((this.#filled + frame.length) / SILERO_WINDOW_SAMPLES);
     if (windows === 0) {
-      for (let i = 0; i < frame.length; i++) this.#pending[this.#filled++] = frame[i]! / PCM16_SCALE;
-      return Promise.resolve([]);
+      this.#append(frame, 0, frame.length);
+      return NO_WINDOWS;
     }
-    const { promise, result } = pushResult(windows);
-    let index = 0;
-    for (let i = 0; i < frame.length; i++) {
-      this.#pending[this.#filled++] = frame[i]! / PCM16_SCALE;
-      if (this.#filled < SILERO_WINDOW_SAMPLES) continue;
-      const input = new Float32Array(INPUT_SAMPLES);
-      input.set(this.#context, 0);
-      input.set(this.#pending, SILERO_CONTEXT_SAMPLES);
-      this.#context.set(this.#pending.subarray(SILERO_WINDOW_SAMPLES - SILERO_CONTEXT_SAMPLES));
-      this.queue.push({ input, freshState: this.#freshState, result, index: index++ });
-      this.#freshState = false;
+    const probabilities = new Array<number>(windows);
+    let result: PushResult | undefined;
+    let promise: Promise<number[]> | undefined;
+    let at = 0;
+    for (let index = 0; index < windows; index++) {
+      const take = SILERO_WINDOW_SAMPLES - this.#filled;
+      this.#append(frame, at, take);
+      at += take;
+      const meanSquare = this.#sumSquares / SILERO_WINDOW_SAMPLES;
+      const skip = this.#gate?.skip(meanSquare) === true;
+      if (skip) {
+        probabilities[index] = 0;
+        this.#host.stats.skipped++;
+      } else {
+        if (!result) ({ promise, result } = pushResult(probabilities, this));
+        const input = this.#host.takeInput();
+        input.set(this.#context, 0);
+        input.set(this.#pending, SILERO_CONTEXT_SAMPLES);
+        result.left++;
+        this.queue.push({ input, freshState: this.#freshState, result, index });
+        this.#freshState = false;
+      }
+      // The model reads the end of this window in front of the next one, skipped or not.
+      copy(
+        this.#pending,
+        SILERO_WINDOW_SAMPLES - SILERO_CONTEXT_SAMPLES,
+        this.#context,
+        0,
+        SILERO_CONTEXT_SAMPLES,
+      );
       this.#filled = 0;
+      this.#sumSquares = 0;
     }
-    this.#enqueue(this);
-    return promise;
+    this.#append(frame, at, frame.length - at);
+    if (promise) {
+      this.unsettled++;
+      this.#tail = promise;
+      this.#host.enqueue(this);
+      return promise;
+    }
+    // Only silence: answered now, but after any earlier push still waiting on the model.
+    if (this.unsettled === 0 && this.#chained === 0) {
+      return windows === 1 ? ONE_SILENT_WINDOW : Promise.resolve(probabilities);
+    }
+    this.#chained++;
+    // The gate's answers stand whether or not the model failed on the earlier windows.
+    const answer = (): number[] => {
+      this.#chained--;
+      return probabilities;
+    };
+    const chained = this.#tail.then(answer, answer);
+    this.#tail = chained;
+    return chained;
   }
 
   reset(): void {
     this.#filled = 0;
+    this.#sumSquares = 0;
     this.#context.fill(0);
+    this.#gate?.reset();
     // The state itself belongs to the batch loop: windows already queued keep theirs, the next starts at zero.
     if (this.queue.length > 0 || this.waiting) this.#freshState = true;
     else this.state.fill(0);
   }
+
+  /** Adds `count` samples of `frame` from `from` to the partial window (never past its end). */
+  #append(frame: Int16Array, from: number, count: number): void {
+    const pending = this.#pending;
+    let filled = this.#filled;
+    let sumSquares = this.#sumSquares;
+    for (let i = from, end = from + count; i < end; i++) {
+      const value = frame[i]! / PCM16_SCALE;
+      pending[filled++] = value;
+      sumSquares += value * value;
+    }
+    this.#filled = filled;
+    this.#sumSquares = sumSquares;
+  }
 }
 
-function pushResult(windows: number): { promise: Promise<number[]>; result: PushResult } {
+/** `count` floats from `from` at `fromAt` to `to` at `toAt`: per window, cheaper than a `subarray` view. */
+function copy(from: Float32Array, fromAt: number, to: Float32Array, toAt: number, count: number): void {
+  for (let i = 0; i < count; i++) to[toAt + i] = from[fromAt + i] as number;
+}
+
+function pushResult(
+  probabilities: number[],
+  stream: SileroStream,
+): { promise: Promise<number[]>; result: PushResult } {
   let resolve!: (probabilities: number[]) => void;
   let reject!: (error: unknown) => void;
   const promise = new Promise<number[]>((res, rej) => {
     resolve = res;
     reject = rej;
   });
-  const result: PushResult = {
-    probabilities: new Array<number>(windows),
-    left: windows,
-    settled: false,
-    resolve,
-    reject,
-  };
+  const result: PushResult = { probabilities, left: 0, settled: false, stream, resolve, reject };
   return { promise, result };
 }
 
@@ -268,12 +382,15 @@ function settle(job: WindowJob, probability: number): void {
   result.probabilities[job.index] = probability;
   if (--result.left === 0) {
     result.settled = true;
+    result.stream.unsettled--;
     result.resolve(result.probabilities);
   }
 }
 
 function fail(job: WindowJob, error: EngineError): void {
-  if (job.result.settled) return;
-  job.result.settled = true;
-  job.result.reject(error);
+  const result = job.result;
+  if (result.settled) return;
+  result.settled = true;
+  result.stream.unsettled--;
+  result.reject(error);
 }
