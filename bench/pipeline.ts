@@ -37,7 +37,7 @@
  * With `--json` the last line is one JSON object. Everything started is stopped, on failure too.
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +61,7 @@ import {
   type ToEngines,
   type ToSessions,
 } from './pipeline-protocol.ts';
+import { machineTicks } from './support/proc-stat.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const START_TIMEOUT_MS = 60_000;
@@ -157,19 +158,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 // --- machine ---------------------------------------------------------------------------------------------
-
-/** Busy and total jiffies of all CPUs from /proc/stat (Linux); undefined elsewhere. */
-function machineTicks(): { busy: number; total: number } | undefined {
-  try {
-    const first = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '';
-    const fields = first.trim().split(/\s+/).slice(1).map(Number);
-    const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
-    const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
-    return { busy: total - idle, total };
-  } catch {
-    return undefined;
-  }
-}
 
 function uptime(): string {
   try {
