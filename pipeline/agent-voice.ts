@@ -174,6 +174,9 @@ export class AgentVoice {
     });
     this.active = null;
     this.playout.forget(turn.id);
+    // A hold (a tentative barge-in) is on the turn that was playing: a turn that played out under it must not
+    // leave the next turn silent.
+    this.playout.resume();
     if (turn.playingSinceMs !== null) this.deps.listening.agentStopped();
   }
 }
