@@ -100,6 +100,49 @@ describe('barge-in with real speech', () => {
     }
   });
 
+  test('speech that cuts a reply off but has no words gets the answer again once the caller is quiet', async () => {
+    const llm = await FakeOpenAiServer.start({
+      reply: (_body, n) =>
+        n === 0
+          ? { text: REPLY, tokensPerSecond: SLOW_TOKENS_PER_SECOND }
+          : { text: 'Sorry, as I was saying, your order arrives on Thursday.' },
+    });
+    try {
+      const call = new CallHarness({
+        agent: testAgent({ first_message: 'Hello {{name}}.' }),
+        stt: engines.sttServer,
+        engines: {
+          llm: new OpenAiChatModel({ baseURL: llm.baseURL, apiKey: 'test', model: 'fake-model' }),
+          stt: engines.stt,
+          vad: engines.vad,
+          speaker: engines.tts,
+        },
+      }).start();
+      assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
+      await call.say(await speech(engines.tts, 'Where is my order?'), 'Where is my order?');
+      const heard = () => call.carrier.turns.get('t2')?.samples ?? 0;
+      assert.ok(await call.until(() => heard() >= 1000 * 16, ENGINE_WAIT_MS), call.log());
+      // The caller talks to someone else in the room: long speech the STT gives no words for.
+      const aside = 'Just put it on the table there, I will look at it after this call is over.';
+      await call.say(await speech(engines.tts, aside), '');
+      const cut = call.first('interruption', (e) => e.event.type === 'interrupted');
+      assert.equal(cut?.event.event.reason, 'sustained_speech', call.log());
+
+      assert.ok(await call.until(() => call.spoke('t3'), ENGINE_WAIT_MS), call.log());
+      const again = call.first('reanswer');
+      assert.equal(again?.event.turnId, 't2', call.log());
+      assert.equal(call.all('caller_turn').length, 1, 'the aside is not a turn');
+      assert.equal(llm.requests.length, 2);
+      const messages = llm.requests[1]!.body!.messages!;
+      assert.equal(messages.at(-1)?.role, 'assistant', 'what was heard of the cut reply is kept');
+      assert.ok(String(messages.at(-1)?.content).endsWith(CUT_OFF_MARK));
+      call.session.stopped();
+      await call.session.finished;
+    } finally {
+      await llm.close();
+    }
+  });
+
   test('backchannels ("haan", "ok", "hmm") do not stop the agent: the reply plays to its end', async () => {
     const opening =
       'Hello Ravi. I am calling about your recent order from Acme. It was packed yesterday and it left ' +

@@ -15,8 +15,11 @@ import type { CallRecorder } from './recorder.ts';
 import { generateReply, type Speaker } from './reply.ts';
 import { Transcript, type TranscriptTurn } from './transcript.ts';
 import { type InterruptionEvent, interruptionSettings } from './turn/interruption.ts';
-import { type CallerTurn, TurnTaking } from './turn-taking.ts';
+import { type CallerTurn, LATE_FINAL_WAIT_MS, TurnTaking } from './turn-taking.ts';
 import { VOICEMAIL_WINDOW_MS, type VoicemailEvidence } from './voicemail.ts';
+
+/** Past the point where a wordless turn would have been given up on: late words still win over a re-answer. */
+const OWED_ANSWER_MARGIN_MS = 500;
 
 /** Why a call's media ended, from the session's side. */
 export type SessionEndReason =
@@ -33,6 +36,8 @@ export type SessionEvent =
   /** `turnId`: the agent turn the caller spoke over, if one was playing. */
   | { type: 'interruption'; turnId?: string; event: InterruptionEvent }
   | { type: 'transition'; from: string; to: string; label: string; extracted: Record<string, unknown> }
+  /** A reply cut off by caller speech that turned out to have no words is answered again. */
+  | { type: 'reanswer'; turnId: string; atMs: number; reason: 'wordless_interruption' }
   | { type: 'transcript'; final: boolean; text: string }
   | { type: 'latency'; turnId: string; latency: TurnLatency }
   | { type: 'error'; stage: FailureStage; message: string; turnId?: string }
@@ -95,6 +100,11 @@ export class CallSession {
   private readonly machine: AnsweringMachine | null;
   private ending: SessionEndReason | null = null;
   private muted = false;
+  /**
+   * The reply interrupted by caller speech that had no words yet (a batch STT, a long cough): if no words come
+   * for that speech, the caller is still owed the answer.
+   */
+  private cutByWordlessSpeech: { turnId: string; atMs: number } | null = null;
   private outcome: ((o: SessionOutcome) => void) | undefined;
   readonly finished: Promise<SessionOutcome>;
 
@@ -124,6 +134,7 @@ export class CallSession {
       {
         callerTurn: (turn) => this.onCallerTurn(turn),
         callerTurnLost: () => this.onCallerTurnLost(),
+        wordlessTurn: () => this.onWordlessTurn(),
         interruption: (event) => this.onInterruption(event),
         transcript: (event) => this.onTranscript(event),
         sttError: (error) => this.emit({ type: 'error', stage: 'stt', message: error.message }),
@@ -157,6 +168,7 @@ export class CallSession {
     const audioMs = this.time.frameArrived();
     this.listening.frame(frame, audioMs);
     this.machine?.frame(frame, audioMs, this.listening);
+    if (this.cutByWordlessSpeech) this.checkOwedAnswer(audioMs);
     const maxMs = this.options.agent.max_duration_secs * 1000;
     if (audioMs >= maxMs && !this.ending) this.end('exceeded-max-duration');
   }
@@ -235,6 +247,7 @@ export class CallSession {
   private onCallerTurn(turn: CallerTurn): void {
     // A machine's greeting is not a turn to answer.
     if (this.ending || this.machine?.detected) return;
+    this.cutByWordlessSpeech = null;
     const playing = this.voice.playing;
     if (playing) {
       // Words too late for the interruption policy; backchannels and uninterruptible replies are not turns.
@@ -277,6 +290,37 @@ export class CallSession {
     else void this.speakLine('fallback', fallbackLine('stt', this.options.agent.voice.language));
   }
 
+  /**
+   * Caller speech ended without words. When it had cut off a reply, the caller heard no answer and will wait
+   * for one (a person would say "hello?", a machine or a quiet line will not): the agent answers again, from
+   * the conversation as it stands, which keeps what was heard of the cut reply.
+   */
+  private onWordlessTurn(): void {
+    if (this.cutByWordlessSpeech) this.answerAgain();
+  }
+
+  /**
+   * The speech that cut the reply off may never make a turn of its own (the VAD closed it late, after the turn
+   * it belonged to was taken): once the caller has been quiet for as long as a wordless turn takes to be
+   * given up on, the answer is owed all the same.
+   */
+  private checkOwedAnswer(audioMs: number): void {
+    const cut = this.cutByWordlessSpeech;
+    if (!cut || this.listening.callerSpeaking) return;
+    const quietSinceMs = Math.max(cut.atMs, this.listening.quietSinceMs);
+    const waitMs = this.options.agent.behavior.endpointing_ms + LATE_FINAL_WAIT_MS + OWED_ANSWER_MARGIN_MS;
+    if (audioMs - quietSinceMs >= waitMs) this.answerAgain();
+  }
+
+  private answerAgain(): void {
+    const cut = this.cutByWordlessSpeech;
+    this.cutByWordlessSpeech = null;
+    if (!cut || this.ending || this.machine?.detected || this.muted || this.voice.current) return;
+    const atMs = this.time.audioMs;
+    this.emit({ type: 'reanswer', turnId: cut.turnId, atMs, reason: 'wordless_interruption' });
+    void this.runReply(null);
+  }
+
   private onSttEnded(error: Error | null): void {
     if (this.ending) return;
     this.emit({ type: 'error', stage: 'stt', message: error?.message ?? 'the transcription stream ended' });
@@ -289,7 +333,11 @@ export class CallSession {
     if (!playing || this.machine?.detected) return;
     if (event.type === 'paused') this.voice.pause();
     else if (event.type === 'resumed' || event.type === 'ignored_backchannel') this.voice.resume();
-    else if (event.type === 'interrupted') this.voice.stop(true);
+    else if (event.type === 'interrupted') {
+      this.voice.stop(true);
+      const wordless = event.evidence.words.length === 0 && playing.kind === 'reply';
+      this.cutByWordlessSpeech = wordless ? { turnId: playing.id, atMs: event.atMs } : null;
+    }
   }
 
   private onVoicemail(evidence: VoicemailEvidence[], action: VoicemailAction): void {
@@ -300,7 +348,8 @@ export class CallSession {
     if (action === 'hangup') this.end('voicemail');
   }
 
-  private async runReply(caller: CallerTurn): Promise<void> {
+  /** `caller`: the turn answered, for its latency; null when answering again (no new words to time). */
+  private async runReply(caller: CallerTurn | null): Promise<void> {
     const turn = this.voice.begin('reply', {
       interruptible: this.dialog.turnContext().allowInterrupt,
       node: this.dialog.currentNode(),
@@ -319,7 +368,7 @@ export class CallSession {
       onAction: (action) => this.onAction(action),
     });
     if (turn.controller.signal.aborted) return;
-    const latency = result.failure ? null : this.latency.record(caller, result.timings);
+    const latency = result.failure || !caller ? null : this.latency.record(caller, result.timings);
     if (latency) this.emit({ type: 'latency', turnId: turn.id, latency });
     await this.completeTurn(turn, result.failure, result.endCall !== undefined);
   }

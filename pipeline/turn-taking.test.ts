@@ -59,7 +59,12 @@ class ScriptedStt implements SttStream {
 
 function setup(vad: VoiceActivityDetector = new LoudnessVad()) {
   const stt = new ScriptedStt();
-  const heard = { turns: [] as CallerTurn[], lost: [] as TurnEnd[], ended: [] as Array<Error | null> };
+  const heard = {
+    turns: [] as CallerTurn[],
+    lost: [] as TurnEnd[],
+    wordless: [] as TurnEnd[],
+    ended: [] as Array<Error | null>,
+  };
   const listening = new TurnTaking(
     vad,
     stt,
@@ -71,6 +76,7 @@ function setup(vad: VoiceActivityDetector = new LoudnessVad()) {
     {
       callerTurn: (turn) => heard.turns.push(turn),
       callerTurnLost: (end) => heard.lost.push(end),
+      wordlessTurn: (end) => heard.wordless.push(end),
       interruption: () => {},
       transcript: () => {},
       sttError: () => {},
@@ -164,11 +170,13 @@ test('an STT failure while the words are awaited loses the turn, and says so', a
   assert.equal(t.heard.turns.length, 0);
 });
 
-test('speech without words (a cough) is dropped after the wait, without a turn', async () => {
+test('speech without words (a cough) is dropped after the wait, without a turn, and reported as wordless', async () => {
   const t = setup();
   await t.frames(400, true);
-  await t.frames(600 + LATE_FINAL_WAIT_MS, false);
-  assert.deepEqual([t.heard.turns.length, t.heard.lost.length], [0, 0]);
+  await t.frames(1000, false);
+  assert.deepEqual([t.heard.turns.length, t.heard.lost.length, t.heard.wordless.length], [0, 0, 0]);
+  await t.frames(LATE_FINAL_WAIT_MS, false);
+  assert.deepEqual([t.heard.turns.length, t.heard.lost.length, t.heard.wordless.length], [0, 0, 1]);
 });
 
 test('an STT stream that ends while the call is live is reported', async () => {

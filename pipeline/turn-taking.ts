@@ -48,6 +48,8 @@ export interface TurnTakingListener {
   callerTurn(turn: CallerTurn): void;
   /** The caller spoke and the turn ended, but the STT failed to give their words. */
   callerTurnLost(end: TurnEnd, error: Error): void;
+  /** The caller spoke and the turn ended, but no words came for it (noise, a cough, speech the STT missed). */
+  wordlessTurn(end: TurnEnd): void;
   interruption(event: InterruptionEvent): void;
   transcript(event: Extract<SttEvent, { type: 'partial' | 'final' }>): void;
   sttError(error: Error): void;
@@ -287,7 +289,10 @@ export class TurnTaking {
     if (this.nowMs < pending.deadlineMs) return;
     if (this.words.length > 0) this.finishTurn(pending);
     else if (this.sttFailure) this.loseTurn(pending, this.sttFailure);
-    else this.resetTurn();
+    else {
+      this.resetTurn();
+      this.listener.wordlessTurn(pending);
+    }
   }
 
   /**
@@ -314,6 +319,7 @@ export class TurnTaking {
     const text = this.words.join(' ').trim();
     this.resetTurn();
     if (!text) return;
+    this.interruptions.callerTurnTaken();
     const { type, reason, atMs, endpointMs, requiredMs, transcript, trailingWord } = decided;
     this.listener.callerTurn({
       type,

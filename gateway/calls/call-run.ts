@@ -301,6 +301,9 @@ function logEvent(ctx: StreamContext, event: SessionEvent): void {
     case 'error':
       ctx.logger.warn({ stage: event.stage, error: event.message }, 'engine failure');
       break;
+    case 'reanswer':
+      ctx.logger.info({ turn_id: event.turnId, at_ms: event.atMs, reason: event.reason }, 'answering again');
+      break;
     case 'voicemail_detected':
       ctx.logger.info({ action: event.action, at_ms: event.atMs }, 'voicemail detected');
       break;

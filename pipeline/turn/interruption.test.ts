@@ -22,6 +22,7 @@ import {
   speechEnd,
   speechStart,
   tick,
+  turnTaken,
 } from './testing/script.ts';
 
 const DEFAULTS = interruptionSettings(DEFAULT_BEHAVIOR);
@@ -36,6 +37,23 @@ interface Case {
 }
 
 const cases: Case[] = [
+  {
+    name: "the reply to a committed turn is not talked over by that turn's speech the VAD has not closed yet",
+    steps: [
+      speechStart(1000),
+      turnTaken(2600),
+      agentStart(3000),
+      speechEnd(3100),
+      tick(6000),
+      speechStart(7000),
+    ],
+    expect: ['paused:caller_speech@7250'],
+  },
+  {
+    name: 'speech still open when a reply starts, with no turn taken, opens an episode at once',
+    steps: [speechStart(1000), agentStart(3000), speechEnd(3200)],
+    expect: ['paused:caller_speech@3000'],
+  },
   {
     name: 'short backchannel "haan" while the agent speaks: pause, then resume',
     steps: [agentStart(0), speechStart(1000), partial(1350, 'haan'), speechEnd(1300), final(1500, 'Haan.')],

@@ -134,6 +134,15 @@ export class InterruptionPolicy {
     return [...ended, ...this.#open(this.#nowMs)];
   }
 
+  /**
+   * The caller's turn was taken: its words are in (the STT committed). Speech the VAD still counts as open is
+   * that turn's (a VAD that decides late, its hangover), so a reply to it that starts now does not open an
+   * episode on it; new speech does.
+   */
+  callerTurnTaken(): void {
+    this.#callerSegmentStartMs = null;
+  }
+
   /** The reply ended (played out, or stopped after `interrupted`). */
   agentStopped(nowMs: number): InterruptionEvent[] {
     this.#advance(nowMs);

@@ -31,6 +31,10 @@ export function playInterruption(
       case 'tick':
         events.push(...policy.tick(step.atMs));
         break;
+      case 'turn_taken':
+        events.push(...policy.tick(step.atMs));
+        policy.callerTurnTaken();
+        break;
     }
   }
   return events;

@@ -17,6 +17,8 @@ export type Step =
   | { kind: 'final'; atMs: number; text: string; endOfTurn: boolean }
   | { kind: 'agent_start'; atMs: number; interruptible: boolean }
   | { kind: 'agent_stop'; atMs: number }
+  /** The caller's turn was taken (its words are in). */
+  | { kind: 'turn_taken'; atMs: number }
   | { kind: 'tick'; atMs: number };
 
 let lastStart = 0;
@@ -44,6 +46,7 @@ export const agentStart = (atMs: number, interruptible = true): Step => ({
 });
 export const agentStop = (atMs: number): Step => ({ kind: 'agent_stop', atMs });
 export const tick = (atMs: number): Step => ({ kind: 'tick', atMs });
+export const turnTaken = (atMs: number): Step => ({ kind: 'turn_taken', atMs });
 
 /** When a step reaches the state machine. */
 export function stepTime(step: Step): number {
