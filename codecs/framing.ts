@@ -62,6 +62,32 @@ export class Framer {
   }
 
   /**
+   * `push` for audio used at once: each completed frame is lent to `use` as a view (of `samples` or of the
+   * framer's own partial frame) that is valid only during the call, so no frame is allocated.
+   */
+  lend(samples: Int16Array, use: (frame: Int16Array) => void): void {
+    const size = this.#size;
+    let offset = 0;
+    if (this.#fill > 0) {
+      const take = Math.min(size - this.#fill, samples.length);
+      this.#partial.set(samples.subarray(0, take), this.#fill);
+      this.#fill += take;
+      offset = take;
+      if (this.#fill < size) return;
+      this.#fill = 0;
+      use(this.#partial);
+    }
+    while (samples.length - offset >= size) {
+      use(samples.subarray(offset, offset + size));
+      offset += size;
+    }
+    if (offset < samples.length) {
+      this.#partial.set(samples.subarray(offset));
+      this.#fill = samples.length - offset;
+    }
+  }
+
+  /**
    * Hands back the partial frame and empties the framer: padded with silence to a whole frame when `pad` is
    * true, as it is otherwise; undefined when nothing is pending.
    */

@@ -99,9 +99,19 @@ export function parseJsonObject(data: Uint8Array): JsonObject | undefined {
   return asObject(value);
 }
 
-export function decodeBase64(value: unknown): Uint8Array | undefined {
-  if (typeof value !== 'string') return undefined;
-  return Buffer.from(value, 'base64');
+/**
+ * Base64 payloads decoded into one buffer reused across messages (grown as needed): the bytes are valid until
+ * the next decode, which suits the inbound audio path, where they are decoded to samples at once.
+ */
+export class Base64Decoder {
+  private buffer = Buffer.alloc(0);
+
+  decode(value: unknown): Uint8Array | undefined {
+    if (typeof value !== 'string') return undefined;
+    const most = Math.ceil(value.length / 4) * 3;
+    if (this.buffer.length < most) this.buffer = Buffer.allocUnsafe(Math.max(most, 2 * this.buffer.length));
+    return this.buffer.subarray(0, this.buffer.write(value, 0, 'base64'));
+  }
 }
 
 export function toBase64(bytes: Uint8Array): string {
@@ -174,6 +184,8 @@ class ReusingResampler {
 export class InboundAudio {
   private readonly resampler: ReusingResampler | undefined;
   private readonly framer = new Framer(CANONICAL_FRAME_SAMPLES);
+  /** G.711 decodes into this (reused: the resampler and the framer copy what they keep). */
+  private decoded = new Int16Array(0);
 
   constructor(readonly format: MediaFormat) {
     this.resampler =
@@ -191,15 +203,21 @@ export class InboundAudio {
   decode(bytes: Uint8Array): Int16Array[] | undefined {
     switch (this.format.encoding) {
       case 'mulaw':
-        return this.pushSamples(mulawDecode(bytes));
+        return this.pushSamples(mulawDecode(bytes, this.decodeBuffer(bytes.length)));
       case 'alaw':
-        return this.pushSamples(alawDecode(bytes));
+        return this.pushSamples(alawDecode(bytes, this.decodeBuffer(bytes.length)));
       case 'pcm16':
         if (bytes.byteLength % 2 !== 0) return undefined;
         return this.pushSamples(pcm16FromBytes(bytes));
       default:
         return undefined;
     }
+  }
+
+  private decodeBuffer(samples: number): Int16Array {
+    if (this.decoded.length < samples)
+      this.decoded = new Int16Array(Math.max(samples, 2 * this.decoded.length));
+    return this.decoded.subarray(0, samples);
   }
 
   /** Samples at the carrier's rate (already decoded, e.g. from Opus). */
@@ -247,6 +265,25 @@ export function base64AudioMessages(
 
 export type ChunkEncoder = (samples: Int16Array) => Uint8Array;
 
+/** Encodes a chunk into `out` (room for it) and returns the bytes written: for bytes used at once. */
+type EncoderInto = (samples: Int16Array, out: Buffer) => number;
+
+function encoderIntoFor(encoding: AudioEncoding): EncoderInto | undefined {
+  switch (encoding) {
+    case 'mulaw':
+      return (s, out) => mulawEncode(s, out).length;
+    case 'alaw':
+      return (s, out) => alawEncode(s, out).length;
+    case 'pcm16':
+      return (s, out) => {
+        out.set(pcm16ToBytes(s));
+        return s.byteLength;
+      };
+    default:
+      return undefined;
+  }
+}
+
 export function encoderFor(encoding: AudioEncoding): ChunkEncoder | undefined {
   switch (encoding) {
     case 'mulaw':
@@ -270,6 +307,9 @@ export class OutboundAudio {
   private readonly framer: Framer;
   /** Audio went into the resampler since its last flush or reset (its tail is worth flushing). */
   private resamplerHolds = false;
+  private readonly encodeInto: EncoderInto | undefined;
+  /** Where `base64Messages` encodes each chunk: reused, as the base64 text is made at once. */
+  private readonly encoded: Buffer;
 
   constructor(
     readonly format: MediaFormat,
@@ -281,6 +321,30 @@ export class OutboundAudio {
         ? undefined
         : new ReusingResampler(new Resampler(CANONICAL_RATE, format.sampleRate));
     this.framer = new Framer(samplesPerChunk);
+    this.encodeInto = encoderIntoFor(format.encoding);
+    this.encoded = Buffer.allocUnsafe(samplesPerChunk * bytesPerSample(format.encoding));
+  }
+
+  /**
+   * `push` for JSON carriers (hot path): each completed chunk as a text message, the base64 between `prefix`
+   * and `suffix`, with no chunk allocated on the way.
+   */
+  base64Messages(pcm16k: Int16Array, prefix: string, suffix: string): WireMessage[] {
+    const encodeInto = this.encodeInto;
+    if (!encodeInto) return base64AudioMessages(this, this.push(pcm16k), prefix, suffix);
+    if (pcm16k.length > 0) this.resamplerHolds = true;
+    const samples = this.resampler ? this.resampler.process(pcm16k) : pcm16k;
+    const out: WireMessage[] = [];
+    const chunkMs = audioMs(this.samplesPerChunk, this.format.sampleRate);
+    this.framer.lend(samples, (chunk) => {
+      const bytes = encodeInto(chunk, this.encoded);
+      out.push({
+        data: prefix + this.encoded.toString('base64', 0, bytes) + suffix,
+        binary: false,
+        audioMs: chunkMs,
+      });
+    });
+    return out;
   }
 
   /** Encoded chunks completed by this audio. */

@@ -3,9 +3,9 @@ import {
   asObject,
   asString,
   audioEvent,
+  Base64Decoder,
   base64AudioMessages,
   control,
-  decodeBase64,
   encoderFor,
   field,
   InboundAudio,
@@ -35,6 +35,7 @@ export abstract class JsonStreamMedia implements CarrierMedia {
   protected inbound: InboundAudio | undefined;
   private outbound: OutboundAudio | undefined;
   private audioPrefix = '';
+  private readonly payloads = new Base64Decoder();
   /** Pad the last chunk before a mark to a whole chunk, for carriers that take only whole chunks (Exotel). */
   protected readonly padBeforeMark: boolean = false;
 
@@ -76,7 +77,7 @@ export abstract class JsonStreamMedia implements CarrierMedia {
     if (track !== undefined && !track.startsWith('inbound')) return { type: 'ignored' };
     const timestamp = asNumber(field(media, 'timestamp'));
     const chunk = asNumber(field(media, 'chunk'));
-    return audioEvent(this.inbound, decodeBase64(field(media, 'payload')), timestamp, chunk);
+    return audioEvent(this.inbound, this.payloads.decode(field(media, 'payload')), timestamp, chunk);
   }
 
   /** `{"event":"dtmf","dtmf":{"digit":...}}`, or the digit at the top level. */
@@ -89,7 +90,7 @@ export abstract class JsonStreamMedia implements CarrierMedia {
 
   encodeAudio(pcm16k: Int16Array): WireMessage[] {
     if (!this.outbound) return [];
-    return base64AudioMessages(this.outbound, this.outbound.push(pcm16k), this.audioPrefix, '"}}');
+    return this.outbound.base64Messages(pcm16k, this.audioPrefix, '"}}');
   }
 
   encodeMark(name: string): WireMessage[] {
