@@ -7,7 +7,9 @@
  * the same session code and handler, in the same run. The server runs in its own process pinned to CPU 0, the
  * load generator in another pinned to CPU 1 (taskset, when present). Printed per level: server CPU (share of
  * one core), event-loop delay p50/p99, round-trip p50/p99 at the load generator, server memory per stream, lost
- * frames, and the generator's own CPU (it must stay well under one core for the figures to mean anything).
+ * frames, the generator's own CPU (it must stay well under one core for the figures to mean anything), and the
+ * server's CPU per frame pair with the transport and kernel included, with the kernel's share of it: one core
+ * divided by that figure bounds the streams a core can carry, whatever the gateway's own code costs.
  * Also measured in this process: the gateway's compute per frame pair with the transport excluded.
  *
  * With `--json` the last line is one JSON object: max_streams_p99_under_20ms, ws_max_streams_p99_under_20ms,
@@ -40,6 +42,8 @@ type Kind = 'uws' | 'ws';
 
 interface ServerWindow {
   readonly cpu: number;
+  /** Share of that CPU spent in the kernel (socket reads and writes, epoll). */
+  readonly kernelShare: number;
   readonly loopP50Ms: number;
   readonly loopP99Ms: number;
   readonly rssKbPerStream: number;
@@ -105,6 +109,7 @@ async function serverRole(kind: Kind): Promise<void> {
         summaries.reduce((n, s) => n + pick(s), 0);
       const window: ServerWindow = {
         cpu: (cpu.user + cpu.system) / 1000 / (performance.now() - t0),
+        kernelShare: cpu.system / Math.max(1, cpu.user + cpu.system),
         loopP50Ms: loop.percentile(50) / 1e6,
         loopP99Ms: loop.percentile(99) / 1e6,
         rssKbPerStream: (m.rss - base.rss) / 1024 / per,
@@ -260,6 +265,12 @@ async function runKind(kind: Kind, levels: number[], warmupMs: number, windowMs:
 
 const f = (x: number, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : '-');
 
+/** Frames each stream sends (and gets back) per second: one per 20 ms. */
+const FRAMES_PER_STREAM_PER_S = 50;
+
+/** The server's CPU per frame pair, transport and kernel included: what one core's capacity divides. */
+const usPerFramePair = (r: Row) => (r.cpu * 1e6) / (r.n * FRAMES_PER_STREAM_PER_S);
+
 function printRow(r: Row, loss: number): void {
   console.log(
     [
@@ -272,6 +283,8 @@ function printRow(r: Row, loss: number): void {
       f(r.heapKbPerStream, 1).padStart(9),
       `${f(loss * 100, 2)}%`.padStart(7),
       `${f(r.load.cpu * 100, 0)}%`.padStart(8),
+      `${f(usPerFramePair(r), 1)} µs`.padStart(9),
+      `${f(r.kernelShare * 100, 0)}%`.padStart(7),
       r.ok ? 'ok' : 'over',
       `(in ${r.framesIn} limited ${r.rateLimited} dropped ${r.droppedOut} bp ${r.backpressureEvents})`,
     ].join('  '),
@@ -297,7 +310,8 @@ async function main(): Promise<void> {
   const computeUs = await perFrameComputeUs();
   console.log(`gateway compute per frame pair (transport excluded): ${f(computeUs, 2)} µs`);
   console.log(
-    'kind  streams    cpu   loop p50/p99 ms  rtt p50/p99 ms  rss KB/s  heap KB/s    lost  loadgen cpu',
+    'kind  streams    cpu   loop p50/p99 ms  rtt p50/p99 ms  rss KB/s  heap KB/s    lost  loadgen cpu' +
+      '  cpu/pair  kernel',
   );
   const kinds = (args.get('kinds') ?? 'uws,ws').split(',');
   const uws = kinds.includes('uws') ? await runKind('uws', levels, warmupMs, windowMs) : [];
@@ -316,6 +330,8 @@ async function main(): Promise<void> {
       kind: r.kind,
       streams: r.n,
       server_cpu: Number(r.cpu.toFixed(3)),
+      server_us_per_frame_pair: Number(usPerFramePair(r).toFixed(1)),
+      server_kernel_share: Number(r.kernelShare.toFixed(2)),
       loop_p50_ms: Number(r.loopP50Ms.toFixed(2)),
       loop_p99_ms: Number(r.loopP99Ms.toFixed(2)),
       rtt_p50_ms: Number(r.load.rttP50Ms.toFixed(2)),
