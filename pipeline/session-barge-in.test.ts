@@ -143,6 +143,50 @@ describe('barge-in with real speech', () => {
     }
   });
 
+  test('the agent answers again at most twice in a row; then it waits for words', async () => {
+    const llm = await FakeOpenAiServer.start({
+      reply: () => ({ text: REPLY, tokensPerSecond: SLOW_TOKENS_PER_SECOND }),
+    });
+    try {
+      const call = new CallHarness({
+        agent: testAgent({ first_message: 'Hello {{name}}.' }),
+        stt: engines.sttServer,
+        engines: {
+          llm: new OpenAiChatModel({ baseURL: llm.baseURL, apiKey: 'test', model: 'fake-model' }),
+          stt: engines.stt,
+          vad: engines.vad,
+          speaker: engines.tts,
+        },
+      }).start();
+      assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
+      await call.say(await speech(engines.tts, 'Where is my order?'), 'Where is my order?');
+      const television = await speech(
+        engines.tts,
+        'And now the weather for the coming weekend across the north.',
+      );
+      const playing = (turnId: string) => (call.carrier.turns.get(turnId)?.samples ?? 0) >= 1000 * 16;
+      for (const turnId of ['t2', 't3', 't4']) {
+        assert.ok(await call.until(() => playing(turnId), ENGINE_WAIT_MS), `${turnId}: ${call.log()}`);
+        await call.say(television, '');
+      }
+      // Long past the point of a third re-answer: none comes.
+      await call.feed(null, 8000);
+      assert.deepEqual(
+        call.all('reanswer').map((e) => e.event.turnId),
+        ['t2', 't3'],
+        call.log(),
+      );
+      assert.equal(call.carrier.turns.get('t5'), undefined, call.log());
+      // Words reset the count: the caller is answered as usual.
+      await call.say(await speech(engines.tts, 'Hello, are you there?'), 'Hello, are you there?');
+      assert.ok(await call.until(() => playing('t5'), ENGINE_WAIT_MS), call.log());
+      call.session.stopped();
+      await call.session.finished;
+    } finally {
+      await llm.close();
+    }
+  });
+
   test('backchannels ("haan", "ok", "hmm") do not stop the agent: the reply plays to its end', async () => {
     const opening =
       'Hello Ravi. I am calling about your recent order from Acme. It was packed yesterday and it left ' +

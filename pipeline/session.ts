@@ -20,6 +20,11 @@ import { VOICEMAIL_WINDOW_MS, type VoicemailEvidence } from './voicemail.ts';
 
 /** Past the point where a wordless turn would have been given up on: late words still win over a re-answer. */
 const OWED_ANSWER_MARGIN_MS = 500;
+/**
+ * Re-answers in a row with no caller words between them. A line where something keeps talking over the agent
+ * without words (a television) would otherwise have it start over and over; after this it waits for the caller.
+ */
+const MAX_REANSWERS = 2;
 
 /** Why a call's media ended, from the session's side. */
 export type SessionEndReason =
@@ -105,6 +110,7 @@ export class CallSession {
    * for that speech, the caller is still owed the answer.
    */
   private cutByWordlessSpeech: { turnId: string; atMs: number } | null = null;
+  private reanswers = 0;
   private outcome: ((o: SessionOutcome) => void) | undefined;
   readonly finished: Promise<SessionOutcome>;
 
@@ -248,6 +254,7 @@ export class CallSession {
     // A machine's greeting is not a turn to answer.
     if (this.ending || this.machine?.detected) return;
     this.cutByWordlessSpeech = null;
+    this.reanswers = 0;
     const playing = this.voice.playing;
     if (playing) {
       // Words too late for the interruption policy; backchannels and uninterruptible replies are not turns.
@@ -316,6 +323,8 @@ export class CallSession {
     const cut = this.cutByWordlessSpeech;
     this.cutByWordlessSpeech = null;
     if (!cut || this.ending || this.machine?.detected || this.muted || this.voice.current) return;
+    if (this.reanswers >= MAX_REANSWERS) return;
+    this.reanswers++;
     const atMs = this.time.audioMs;
     this.emit({ type: 'reanswer', turnId: cut.turnId, atMs, reason: 'wordless_interruption' });
     void this.runReply(null);
