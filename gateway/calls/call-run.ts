@@ -247,6 +247,9 @@ function liveEventsOf(event: SessionEvent): LiveCallEvent[] {
           at_ms: event.event.atMs,
         },
       ];
+    case 'reanswer':
+      // The follow-up of an interruption decision: the reply cut off by wordless speech is given again.
+      return [{ type: 'interruption', decision: 'reanswered', reason: event.reason, at_ms: event.atMs }];
     case 'latency':
       return [
         {
