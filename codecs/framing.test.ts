@@ -100,7 +100,7 @@ describe('Framer', () => {
 });
 
 describe('Framer.lend', () => {
-  test('lends the same frames push would make, for any frame size and any chunking', () => {
+  test('lends every sample once, in whole frames, for any frame size and any chunking', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 400 }),
@@ -108,22 +108,20 @@ describe('Framer.lend', () => {
         fc.array(fc.integer({ min: 1, max: 1000 }), { minLength: 1, maxLength: 20 }),
         (size, total, sizes) => {
           const input = Int16Array.from({ length: total }, (_, i) => (i * 7919) % 65536);
-          const pushing = new Framer(size);
-          const lending = new Framer(size);
-          const pushed: Int16Array[] = [];
+          const framer = new Framer(size);
           const lent: Int16Array[] = [];
           let at = 0;
           for (const n of chunkSizes(total, sizes)) {
             const chunk = input.slice(at, at + n);
-            pushed.push(...pushing.push(chunk));
             // A lent frame is only valid during the call: keep a copy, then scribble over the input.
-            lending.lend(chunk, (frame) => lent.push(frame.slice()));
+            framer.lend(chunk, (frame) => lent.push(frame.slice()));
             chunk.fill(-1);
             at += n;
-            assert.equal(lending.pending, pushing.pending);
+            assert.ok(framer.pending < size);
           }
-          assert.deepEqual(lent, pushed);
-          assert.deepEqual(lending.flush(), pushing.flush());
+          assert.ok(lent.every((f) => f.length === size));
+          const rest = framer.flush();
+          assert.deepEqual(concat(rest ? [...lent, rest] : lent), input);
         },
       ),
     );

@@ -37,27 +37,10 @@ export class Framer {
     return this.#fill;
   }
 
+  /** The frames `samples` completes, each a copy the caller owns. */
   push(samples: Int16Array): Int16Array[] {
-    const size = this.#size;
     const frames: Int16Array[] = [];
-    let offset = 0;
-    if (this.#fill > 0) {
-      const take = Math.min(size - this.#fill, samples.length);
-      this.#partial.set(samples.subarray(0, take), this.#fill);
-      this.#fill += take;
-      offset = take;
-      if (this.#fill < size) return frames;
-      frames.push(this.#partial.slice());
-      this.#fill = 0;
-    }
-    while (samples.length - offset >= size) {
-      frames.push(samples.slice(offset, offset + size));
-      offset += size;
-    }
-    if (offset < samples.length) {
-      this.#partial.set(samples.subarray(offset));
-      this.#fill = samples.length - offset;
-    }
+    this.lend(samples, (frame) => frames.push(frame.slice()));
     return frames;
   }
 
