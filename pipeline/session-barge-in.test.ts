@@ -11,6 +11,7 @@ import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
 import { FakeOpenAiServer } from '../engines/llm/testing/fake-openai-server.ts';
 import { CUT_OFF_MARK } from './heard-context.ts';
+import type { Speaker } from './reply.ts';
 import { testAgent } from './testing/agents.ts';
 import { coughLike, durationMs, silence, speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
@@ -39,6 +40,23 @@ describe('barge-in with real speech', () => {
   });
   after(() => engines.close());
 
+  /** A call on the OpenAI-compatible model at `llm`: the greeting plays, then the caller asks a question. */
+  async function orderQuestion(llm: FakeOpenAiServer, speaker: Speaker = engines.tts): Promise<CallHarness> {
+    const call = new CallHarness({
+      agent: testAgent({ first_message: 'Hello {{name}}.' }),
+      stt: engines.sttServer,
+      engines: {
+        llm: new OpenAiChatModel({ baseURL: llm.baseURL, apiKey: 'test', model: 'fake-model' }),
+        stt: engines.stt,
+        vad: engines.vad,
+        speaker,
+      },
+    }).start();
+    assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
+    await call.say(await speech(engines.tts, 'Where is my order?'), 'Where is my order?');
+    return call;
+  }
+
   test('the agent stops within 100 ms of the interruption and the model hears only what the caller heard', async () => {
     const llm = await FakeOpenAiServer.start({
       reply: (_body, n) =>
@@ -47,20 +65,8 @@ describe('barge-in with real speech', () => {
           : { text: 'Sure, what is the new address?' },
     });
     try {
-      const agent = testAgent({ first_message: 'Hello {{name}}.' });
       const speaker = new RecordingSpeaker(engines.tts);
-      const call = new CallHarness({
-        agent,
-        stt: engines.sttServer,
-        engines: {
-          llm: new OpenAiChatModel({ baseURL: llm.baseURL, apiKey: 'test', model: 'fake-model' }),
-          stt: engines.stt,
-          vad: engines.vad,
-          speaker,
-        },
-      }).start();
-      assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
-      await call.say(await speech(engines.tts, 'Where is my order?'), 'Where is my order?');
+      const call = await orderQuestion(llm, speaker);
       const heard = () => call.carrier.turns.get('t2')?.samples ?? 0;
       assert.ok(await call.until(() => heard() >= HEARD_BEFORE_BARGE_IN_MS * 16, ENGINE_WAIT_MS), call.log());
       await call.say(await speech(engines.tts, BARGE_IN), BARGE_IN);
@@ -108,18 +114,7 @@ describe('barge-in with real speech', () => {
           : { text: 'Sorry, as I was saying, your order arrives on Thursday.' },
     });
     try {
-      const call = new CallHarness({
-        agent: testAgent({ first_message: 'Hello {{name}}.' }),
-        stt: engines.sttServer,
-        engines: {
-          llm: new OpenAiChatModel({ baseURL: llm.baseURL, apiKey: 'test', model: 'fake-model' }),
-          stt: engines.stt,
-          vad: engines.vad,
-          speaker: engines.tts,
-        },
-      }).start();
-      assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
-      await call.say(await speech(engines.tts, 'Where is my order?'), 'Where is my order?');
+      const call = await orderQuestion(llm);
       const heard = () => call.carrier.turns.get('t2')?.samples ?? 0;
       assert.ok(await call.until(() => heard() >= 1000 * 16, ENGINE_WAIT_MS), call.log());
       // The caller talks to someone else in the room: long speech the STT gives no words for.
@@ -148,18 +143,7 @@ describe('barge-in with real speech', () => {
       reply: () => ({ text: REPLY, tokensPerSecond: SLOW_TOKENS_PER_SECOND }),
     });
     try {
-      const call = new CallHarness({
-        agent: testAgent({ first_message: 'Hello {{name}}.' }),
-        stt: engines.sttServer,
-        engines: {
-          llm: new OpenAiChatModel({ baseURL: llm.baseURL, apiKey: 'test', model: 'fake-model' }),
-          stt: engines.stt,
-          vad: engines.vad,
-          speaker: engines.tts,
-        },
-      }).start();
-      assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
-      await call.say(await speech(engines.tts, 'Where is my order?'), 'Where is my order?');
+      const call = await orderQuestion(llm);
       const television = await speech(
         engines.tts,
         'And now the weather for the coming weekend across the north.',
