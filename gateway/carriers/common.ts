@@ -310,6 +310,7 @@ export class OutboundAudio {
   private readonly encodeInto: EncoderInto | undefined;
   /** Where `base64Messages` encodes each chunk: reused, as the base64 text is made at once. */
   private readonly encoded: Buffer;
+  private readonly wholeChunkMs: number;
 
   constructor(
     readonly format: MediaFormat,
@@ -323,6 +324,7 @@ export class OutboundAudio {
     this.framer = new Framer(samplesPerChunk);
     this.encodeInto = encoderIntoFor(format.encoding);
     this.encoded = Buffer.allocUnsafe(samplesPerChunk * bytesPerSample(format.encoding));
+    this.wholeChunkMs = audioMs(samplesPerChunk, format.sampleRate);
   }
 
   /**
@@ -332,11 +334,9 @@ export class OutboundAudio {
   base64Messages(pcm16k: Int16Array, prefix: string, suffix: string): WireMessage[] {
     const encodeInto = this.encodeInto;
     if (!encodeInto) return base64AudioMessages(this, this.push(pcm16k), prefix, suffix);
-    if (pcm16k.length > 0) this.resamplerHolds = true;
-    const samples = this.resampler ? this.resampler.process(pcm16k) : pcm16k;
     const out: WireMessage[] = [];
-    const chunkMs = audioMs(this.samplesPerChunk, this.format.sampleRate);
-    this.framer.lend(samples, (chunk) => {
+    const chunkMs = this.wholeChunkMs;
+    this.framer.lend(this.resampled(pcm16k), (chunk) => {
       const bytes = encodeInto(chunk, this.encoded);
       out.push({
         data: prefix + this.encoded.toString('base64', 0, bytes) + suffix,
@@ -349,9 +349,13 @@ export class OutboundAudio {
 
   /** Encoded chunks completed by this audio. */
   push(pcm16k: Int16Array): Uint8Array[] {
+    return this.encodeAll(this.framer.push(this.resampled(pcm16k)));
+  }
+
+  /** Agent audio at the carrier's rate (in the resampler's reused buffer: the framer copies what it keeps). */
+  private resampled(pcm16k: Int16Array): Int16Array {
     if (pcm16k.length > 0) this.resamplerHolds = true;
-    const samples = this.resampler ? this.resampler.process(pcm16k) : pcm16k;
-    return this.encodeAll(this.framer.push(samples));
+    return this.resampler ? this.resampler.process(pcm16k) : pcm16k;
   }
 
   /**
