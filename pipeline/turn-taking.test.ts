@@ -179,6 +179,19 @@ test('speech without words (a cough) is dropped after the wait, without a turn, 
   assert.deepEqual([t.heard.turns.length, t.heard.lost.length, t.heard.wordless.length], [0, 0, 1]);
 });
 
+test('words that come after the turn was given up on still make the turn, unless the caller spoke again', async () => {
+  const t = setup();
+  await t.frames(400, true);
+  await t.frames(1000 + LATE_FINAL_WAIT_MS, false);
+  assert.deepEqual([t.heard.turns.length, t.heard.wordless.length], [0, 1]);
+  t.stt.events.put({ type: 'final', text: 'where is my order', endOfTurn: true });
+  await t.frames(20, false);
+  assert.deepEqual(
+    t.heard.turns.map((turn) => turn.text),
+    ['where is my order'],
+  );
+});
+
 test('an STT stream that ends while the call is live is reported', async () => {
   const t = setup();
   await t.frames(100, false);

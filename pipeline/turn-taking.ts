@@ -102,6 +102,12 @@ export class TurnTaking {
   /** An STT failure since the last caller turn ended. */
   private sttFailure: Error | null = null;
   private pending: PendingTurn | null = null;
+  /**
+   * A turn given up on for want of words. Words that still come for it (a batch STT slowed down by load) end
+   * it after all, unless the caller speaks again first: otherwise the caller waits for an answer to words the
+   * agent holds but never answers.
+   */
+  private lapsed: TurnEnd | null = null;
   /** End of the last window loud enough to start speech while the caller was not speaking (a candidate). */
   private loudAtMs: number | null = null;
   /** Latest sign of the caller's voice (call time): a window loud enough to start speech, or a speech end. */
@@ -187,6 +193,7 @@ export class TurnTaking {
       this.loudAtMs = null;
       // The caller goes on after a pause: still the same turn.
       this.pending = null;
+      this.lapsed = null;
     } else {
       this.speaking = false;
       this.lastSpeechEndMs = event.atMs;
@@ -239,6 +246,10 @@ export class TurnTaking {
       event.type === 'final' && this.settings.batchStt ? { ...event, endOfTurn: false } : event;
     this.onTurnEnd(this.endpointer.onTranscript(forEndpointer, this.nowMs));
     this.checkPending();
+    const lapsed = this.lapsed;
+    if (lapsed && this.words.length > 0 && !this.pending && !this.speaking) {
+      this.finishTurn({ ...lapsed, atMs: this.nowMs, endpointMs: this.nowMs - this.lastSpeechEndMs });
+    }
   }
 
   private onSttError(error: Error): void {
@@ -291,6 +302,7 @@ export class TurnTaking {
     else if (this.sttFailure) this.loseTurn(pending, this.sttFailure);
     else {
       this.resetTurn();
+      this.lapsed = pending;
       this.listener.wordlessTurn(pending);
     }
   }
@@ -356,6 +368,7 @@ export class TurnTaking {
   private resetTurn(): void {
     this.words = [];
     this.pending = null;
+    this.lapsed = null;
     this.sttFailure = null;
   }
 
