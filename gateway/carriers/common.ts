@@ -263,35 +263,41 @@ export function base64AudioMessages(
 
 // ---- outbound edge: 16 kHz agent audio -> the carrier's codec, rate and chunk size ----
 
-export type ChunkEncoder = (samples: Int16Array) => Uint8Array;
-
-/** Encodes a chunk into `out` (room for it) and returns the bytes written: for bytes used at once. */
-type EncoderInto = (samples: Int16Array, out: Buffer) => number;
-
-function encoderIntoFor(encoding: AudioEncoding): EncoderInto | undefined {
-  switch (encoding) {
-    case 'mulaw':
-      return (s, out) => mulawEncode(s, out).length;
-    case 'alaw':
-      return (s, out) => alawEncode(s, out).length;
-    case 'pcm16':
-      return (s, out) => {
-        out.set(pcm16ToBytes(s));
-        return s.byteLength;
-      };
-    default:
-      return undefined;
-  }
+/**
+ * A carrier codec's chunk encoder. `into`, where the codec has it, writes the chunk into `out` (room for it) and
+ * returns the bytes written: for bytes used at once, with nothing allocated.
+ */
+export interface ChunkEncoder {
+  readonly encode: (samples: Int16Array) => Uint8Array;
+  readonly into?: (samples: Int16Array, out: Buffer) => number;
 }
 
 export function encoderFor(encoding: AudioEncoding): ChunkEncoder | undefined {
   switch (encoding) {
     case 'mulaw':
-      return (s) => mulawEncode(s);
+      return {
+        encode: (s) => mulawEncode(s),
+        into: (s, out) => {
+          mulawEncode(s, out);
+          return s.length;
+        },
+      };
     case 'alaw':
-      return (s) => alawEncode(s);
+      return {
+        encode: (s) => alawEncode(s),
+        into: (s, out) => {
+          alawEncode(s, out);
+          return s.length;
+        },
+      };
     case 'pcm16':
-      return (s) => pcm16ToBytes(s);
+      return {
+        encode: (s) => pcm16ToBytes(s),
+        into: (s, out) => {
+          out.set(pcm16ToBytes(s));
+          return s.byteLength;
+        },
+      };
     default:
       return undefined;
   }
@@ -307,7 +313,6 @@ export class OutboundAudio {
   private readonly framer: Framer;
   /** Audio went into the resampler since its last flush or reset (its tail is worth flushing). */
   private resamplerHolds = false;
-  private readonly encodeInto: EncoderInto | undefined;
   /** Where `base64Messages` encodes each chunk: reused, as the base64 text is made at once. */
   private readonly encoded: Buffer;
   private readonly wholeChunkMs: number;
@@ -315,14 +320,13 @@ export class OutboundAudio {
   constructor(
     readonly format: MediaFormat,
     readonly samplesPerChunk: number,
-    private readonly encode: ChunkEncoder,
+    private readonly encoder: ChunkEncoder,
   ) {
     this.resampler =
       format.sampleRate === CANONICAL_RATE
         ? undefined
         : new ReusingResampler(new Resampler(CANONICAL_RATE, format.sampleRate));
     this.framer = new Framer(samplesPerChunk);
-    this.encodeInto = encoderIntoFor(format.encoding);
     this.encoded = Buffer.allocUnsafe(samplesPerChunk * bytesPerSample(format.encoding));
     this.wholeChunkMs = audioMs(samplesPerChunk, format.sampleRate);
   }
@@ -332,12 +336,12 @@ export class OutboundAudio {
    * and `suffix`, with no chunk allocated on the way.
    */
   base64Messages(pcm16k: Int16Array, prefix: string, suffix: string): WireMessage[] {
-    const encodeInto = this.encodeInto;
-    if (!encodeInto) return base64AudioMessages(this, this.push(pcm16k), prefix, suffix);
+    const into = this.encoder.into;
+    if (!into) return base64AudioMessages(this, this.push(pcm16k), prefix, suffix);
     const out: WireMessage[] = [];
     const chunkMs = this.wholeChunkMs;
     this.framer.lend(this.resampled(pcm16k), (chunk) => {
-      const bytes = encodeInto(chunk, this.encoded);
+      const bytes = into(chunk, this.encoded);
       out.push({
         data: prefix + this.encoded.toString('base64', 0, bytes) + suffix,
         binary: false,
@@ -392,7 +396,7 @@ export class OutboundAudio {
 
   private encodeAll(frames: Int16Array[]): Uint8Array[] {
     const out: Uint8Array[] = new Array(frames.length);
-    for (let i = 0; i < frames.length; i++) out[i] = this.encode(frames[i]!);
+    for (let i = 0; i < frames.length; i++) out[i] = this.encoder.encode(frames[i]!);
     return out;
   }
 }

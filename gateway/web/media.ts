@@ -90,7 +90,7 @@ export class WebMedia implements CarrierMedia {
     if (encoding === 'opus') {
       const opus = new OpusCodec(sampleRate as 16000 | 48000);
       this.opus = opus;
-      this.outbound = new OutboundAudio(format, frameSamples, (samples) => opus.encode(samples));
+      this.outbound = new OutboundAudio(format, frameSamples, { encode: (samples) => opus.encode(samples) });
     } else {
       this.outbound = new OutboundAudio(format, frameSamples, encoderFor('pcm16')!);
     }
