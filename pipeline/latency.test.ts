@@ -27,6 +27,8 @@ const caller = (over: Partial<CallerTurn>): CallerTurn => ({
   requiredMs: 500,
   transcript: 'hello',
   text: 'hello',
+  recognized: true,
+  speechStartMs: 600,
   speechEndMs: 1000,
   finalAtWallMs: 1160,
   decidedAtWallMs: 1160,

@@ -51,7 +51,11 @@ export class LatencyLog {
 
   constructor(
     private readonly time: CallTime,
-    private readonly onLatency?: (latency: TurnLatency, account: LatencyAccount) => void,
+    private readonly onLatency?: (
+      latency: TurnLatency,
+      account: LatencyAccount,
+      turn: { recognized: boolean },
+    ) => void,
   ) {}
 
   /** Measures a reply to a caller's turn; null when it produced no audio. */
@@ -59,7 +63,7 @@ export class LatencyLog {
     const measured = measureTurn(caller, timings, this.time);
     if (!measured) return null;
     this.turns.push(measured.latency);
-    this.onLatency?.(measured.latency, measured.account);
+    this.onLatency?.(measured.latency, measured.account, { recognized: caller.recognized });
     return measured.latency;
   }
 

@@ -1,6 +1,8 @@
 import type { AgentSettings, VoicemailAction } from '../core/agents/types.ts';
 import type { ChatMessage, LanguageModel } from '../engines/llm/types.ts';
-import type { SpeechToText, SttEvent } from '../engines/stt/types.ts';
+import { isUnrecognizedSpeech, UNRECOGNIZED_SPEECH } from '../engines/llm/unrecognized-speech.ts';
+import { transcribesLanguage } from '../engines/stt/language.ts';
+import type { SpeechToText, SttEvent, SttStream } from '../engines/stt/types.ts';
 import type { VoiceActivityDetector } from '../engines/vad/types.ts';
 import { type AgentTurn, type AgentTurnKind, AgentVoice } from './agent-voice.ts';
 import { AnsweringMachine } from './answering-machine.ts';
@@ -37,14 +39,25 @@ export type SessionEndReason =
 /** Everything the call log records: decisions with their reasons, so behaviour can be tuned afterwards. */
 export type SessionEvent =
   | { type: 'agent_turn'; turnId: string; text: string; atMs: number }
-  | { type: 'caller_turn'; text: string; atMs: number; reason: string; endpointMs: number }
+  /** `recognized` false: the caller spoke but no words were recognised (`text` is empty). */
+  | {
+      type: 'caller_turn';
+      text: string;
+      recognized: boolean;
+      atMs: number;
+      reason: string;
+      endpointMs: number;
+    }
+  /** From here on the caller's turns are taken by voice activity alone, without words; `reason` says why. */
+  | { type: 'turn_taking_by_voice'; atMs: number; reason: string }
   /** `turnId`: the agent turn the caller spoke over, if one was playing. */
   | { type: 'interruption'; turnId?: string; event: InterruptionEvent }
   | { type: 'transition'; from: string; to: string; label: string; extracted: Record<string, unknown> }
   /** A reply cut off by caller speech that turned out to have no words is answered again. */
   | { type: 'reanswer'; turnId: string; atMs: number; reason: 'wordless_interruption' }
   | { type: 'transcript'; final: boolean; text: string }
-  | { type: 'latency'; turnId: string; latency: TurnLatency }
+  /** `recognized` false: the turn answered had no words (no STT final to wait for). */
+  | { type: 'latency'; turnId: string; latency: TurnLatency; recognized: boolean }
   | { type: 'error'; stage: FailureStage; message: string; turnId?: string }
   | { type: 'voicemail_detected'; atMs: number; action: VoicemailAction; evidence: VoicemailEvidence[] };
 
@@ -59,7 +72,11 @@ export interface SessionOutcome {
 
 export interface SessionEngines {
   llm: LanguageModel;
-  stt: SpeechToText;
+  /**
+   * Undefined when no STT runs on this node. Calls in a language it does not transcribe (or without one) take
+   * the caller's turns by voice activity alone and keep them as unrecognised speech.
+   */
+  stt?: SpeechToText | undefined;
   vad: VoiceActivityDetector;
   speaker: Speaker;
 }
@@ -82,8 +99,11 @@ export interface SessionOptions {
   voicemail?: { windowMs: number } | false;
   wallNow?: () => number;
   onEvent?: (event: SessionEvent) => void;
-  /** Each turn's latency; `account` has the terms the overhead leaves out, for checking it (benchmarks). */
-  onLatency?: (latency: TurnLatency, account: LatencyAccount) => void;
+  /**
+   * Each turn's latency; `account` has the terms the overhead leaves out, for checking it (benchmarks);
+   * `recognized` whether the turn answered had words.
+   */
+  onLatency?: (latency: TurnLatency, account: LatencyAccount, turn: { recognized: boolean }) => void;
 }
 
 /**
@@ -111,6 +131,8 @@ export class CallSession {
    */
   private cutByWordlessSpeech: { turnId: string; atMs: number } | null = null;
   private reanswers = 0;
+  /** Why the call takes turns by voice activity alone from the start; null when an STT serves its language. */
+  private readonly wordless: string | null;
   private outcome: ((o: SessionOutcome) => void) | undefined;
   readonly finished: Promise<SessionOutcome>;
 
@@ -128,23 +150,32 @@ export class CallSession {
             message ? void this.speakLine('voicemail', message) : this.end('voicemail'),
         })
       : null;
-    const stt = engines.stt.stream({ language: agent.language, signal: this.controller.signal });
+    this.wordless = !engines.stt
+      ? 'no speech-to-text engine runs on this node'
+      : transcribesLanguage(engines.stt.languages, agent.language)
+        ? null
+        : `the ${engines.stt.provider} speech-to-text does not transcribe ${agent.language}`;
+    const stt: SttStream | null =
+      engines.stt && this.wordless === null
+        ? engines.stt.stream({ language: agent.language, signal: this.controller.signal })
+        : null;
     this.listening = new TurnTaking(
       engines.vad,
       stt,
       {
         endpointingMs: agent.behavior.endpointing_ms,
         interruptions: interruptionSettings(agent.behavior),
-        batchStt: !engines.stt.capabilities.streaming,
+        batchStt: engines.stt ? !engines.stt.capabilities.streaming : false,
       },
       {
         callerTurn: (turn) => this.onCallerTurn(turn),
-        callerTurnLost: () => this.onCallerTurnLost(),
+        callerTurnLost: (turn, error) => this.onCallerTurnLost(turn, error),
         wordlessTurn: () => this.onWordlessTurn(),
         interruption: (event) => this.onInterruption(event),
         transcript: (event) => this.onTranscript(event),
         sttError: (error) => this.emit({ type: 'error', stage: 'stt', message: error.message }),
-        sttEnded: (error) => this.onSttEnded(error),
+        recognitionLost: (error) => this.onRecognitionLost(error),
+        deaf: (error) => this.onDeaf(error),
       },
       wallNow,
     );
@@ -163,6 +194,7 @@ export class CallSession {
 
   /** Media is live: the agent opens with its first line. */
   start(): void {
+    if (this.wordless) this.emit({ type: 'turn_taking_by_voice', atMs: 0, reason: this.wordless });
     const opening = this.dialog.opening();
     if (opening) void this.speakLine('opening', opening);
   }
@@ -271,30 +303,68 @@ export class CallSession {
     this.emit({
       type: 'caller_turn',
       text: turn.text,
+      recognized: turn.recognized,
       atMs: turn.atMs,
       reason: turn.reason,
       endpointMs: turn.endpointMs,
     });
-    this.transcript.add({
-      speaker: 'caller',
-      text: turn.text,
-      startMs: Math.max(0, turn.speechEndMs - 1000),
-      endMs: turn.speechEndMs,
-      interrupted: false,
-    });
+    this.keepCallerTurn(turn);
     // A reply still being prepared for the previous words is replaced: the caller said more.
     if (this.voice.current && this.voice.current.kind !== 'closing') this.voice.stop(false);
-    const last = this.history.at(-1);
-    if (last?.role === 'user') last.content = `${last.content} ${turn.text}`;
-    else this.history.push({ role: 'user', content: turn.text });
+    this.addCallerMessage(turn.recognized ? turn.text : UNRECOGNIZED_SPEECH);
     if (!this.muted && !this.voice.current) void this.runReply(turn);
   }
 
-  /** The caller spoke but the STT failed: ask again, unless the agent is talking or engines keep failing. */
-  private onCallerTurnLost(): void {
-    if (this.ending || this.machine?.detected || this.voice.current) return;
-    if (this.failures.failed()) this.end('pipeline-error');
-    else void this.speakLine('fallback', fallbackLine('stt', this.options.agent.voice.language));
+  private keepCallerTurn(turn: CallerTurn): void {
+    this.transcript.add({
+      speaker: 'caller',
+      text: turn.text,
+      recognized: turn.recognized,
+      startMs: turn.speechStartMs,
+      endMs: turn.speechEndMs,
+      interrupted: false,
+    });
+  }
+
+  /** Consecutive caller turns are one message; a turn without words adds nothing to one that has some. */
+  private addCallerMessage(content: string): void {
+    const last = this.history.at(-1);
+    if (last?.role !== 'user') this.history.push({ role: 'user', content });
+    else if (isUnrecognizedSpeech(last.content)) last.content = content;
+    else if (!isUnrecognizedSpeech(content)) last.content = `${last.content} ${content}`;
+  }
+
+  /**
+   * The caller spoke but the STT failed: the turn is kept as unrecognised speech, and the agent asks again.
+   * When the STT keeps failing, the call stops asking it: turns go on by voice activity alone, this one first.
+   */
+  private onCallerTurnLost(turn: CallerTurn, error: Error): void {
+    if (this.ending || this.machine?.detected) return;
+    if (this.failures.failed()) {
+      this.listening.stopRecognition(error);
+      this.onCallerTurn(turn);
+      return;
+    }
+    this.keepCallerTurn(turn);
+    if (!this.voice.current) void this.speakLine('fallback', fallbackLine('stt', this.options.agent.voice.language));
+  }
+
+  /** The STT is gone for the rest of the call; the call goes on, by voice activity. */
+  private onRecognitionLost(error: Error): void {
+    if (this.ending) return;
+    this.emit({ type: 'error', stage: 'stt', message: error.message });
+    this.emit({
+      type: 'turn_taking_by_voice',
+      atMs: this.time.audioMs,
+      reason: `the speech-to-text failed: ${error.message}`,
+    });
+  }
+
+  /** Neither words nor voice activity: nothing can hear the caller, so the call cannot go on. */
+  private onDeaf(error: Error): void {
+    if (this.ending) return;
+    this.emit({ type: 'error', stage: 'stt', message: `voice activity detection failed: ${error.message}` });
+    this.end('pipeline-error');
   }
 
   /**
@@ -328,12 +398,6 @@ export class CallSession {
     const atMs = this.time.audioMs;
     this.emit({ type: 'reanswer', turnId: cut.turnId, atMs, reason: 'wordless_interruption' });
     void this.runReply(null);
-  }
-
-  private onSttEnded(error: Error | null): void {
-    if (this.ending) return;
-    this.emit({ type: 'error', stage: 'stt', message: error?.message ?? 'the transcription stream ended' });
-    this.end('pipeline-error');
   }
 
   private onInterruption(event: InterruptionEvent): void {
@@ -378,7 +442,8 @@ export class CallSession {
     });
     if (turn.controller.signal.aborted) return;
     const latency = result.failure || !caller ? null : this.latency.record(caller, result.timings);
-    if (latency) this.emit({ type: 'latency', turnId: turn.id, latency });
+    if (latency && caller)
+      this.emit({ type: 'latency', turnId: turn.id, latency, recognized: caller.recognized });
     await this.completeTurn(turn, result.failure, result.endCall !== undefined);
   }
 

@@ -6,6 +6,11 @@ export interface TranscriptTurn {
   endMs: number;
   /** The agent was cut off; `text` is what the caller heard. */
   interrupted: boolean;
+  /**
+   * Caller turns: whether words were recognised. False: the caller spoke (voice activity from `startMs` to
+   * `endMs`) but no speech-to-text gave words for it, and `text` is empty.
+   */
+  recognized?: boolean;
   /** The flow node the agent spoke from, for node-based agents. */
   node?: string;
 }
@@ -17,7 +22,8 @@ export class Transcript {
 
   add(turn: TranscriptTurn): void {
     const text = turn.text.trim();
-    if (!text || this.entries.length >= Transcript.MAX_TURNS) return;
+    const unrecognizedSpeech = turn.speaker === 'caller' && turn.recognized === false;
+    if ((!text && !unrecognizedSpeech) || this.entries.length >= Transcript.MAX_TURNS) return;
     this.entries.push({ ...turn, text });
   }
 

@@ -57,17 +57,18 @@ class ScriptedStt implements SttStream {
   }
 }
 
-function setup(vad: VoiceActivityDetector = new LoudnessVad()) {
+function setup(vad: VoiceActivityDetector = new LoudnessVad(), options: { withStt?: boolean } = {}) {
   const stt = new ScriptedStt();
   const heard = {
     turns: [] as CallerTurn[],
     lost: [] as TurnEnd[],
     wordless: [] as TurnEnd[],
-    ended: [] as Array<Error | null>,
+    recognitionLost: [] as Error[],
+    deaf: [] as Error[],
   };
   const listening = new TurnTaking(
     vad,
-    stt,
+    options.withStt === false ? null : stt,
     {
       endpointingMs: ENDPOINTING_MS,
       interruptions: { mode: 'normal', adaptive: true, minInterruptMs: 300, minWords: 0 },
@@ -80,7 +81,8 @@ function setup(vad: VoiceActivityDetector = new LoudnessVad()) {
       interruption: () => {},
       transcript: () => {},
       sttError: () => {},
-      sttEnded: (error) => heard.ended.push(error),
+      recognitionLost: (error) => heard.recognitionLost.push(error),
+      deaf: (error) => heard.deaf.push(error),
     },
     () => 0,
   );
@@ -96,7 +98,7 @@ function setup(vad: VoiceActivityDetector = new LoudnessVad()) {
     stt.events.put({ type: 'final', text, endOfTurn: true });
     await new Promise((resolve) => setImmediate(resolve));
   };
-  return { stt, heard, frames, final, now: () => nowMs };
+  return { stt, heard, frames, final, now: () => nowMs, listening };
 }
 
 test('speech that resumes while the words are awaited is the same turn', async () => {
@@ -192,12 +194,74 @@ test('words that come after the turn was given up on still make the turn, unless
   );
 });
 
-test('an STT stream that ends while the call is live is reported', async () => {
+test('an STT stream that ends while the call is live is reported, and turns go on by voice activity', async () => {
   const t = setup();
   await t.frames(100, false);
   t.stt.events.close();
   await t.frames(20, false);
-  assert.deepEqual(t.heard.ended, [null]);
+  assert.equal(t.heard.recognitionLost.length, 1);
+  assert.equal(t.listening.recognizesWords, false);
+  await t.frames(800, true);
+  await t.frames(ENDPOINTING_MS + 300, false);
+  assert.deepEqual(
+    t.heard.turns.map((turn) => [turn.text, turn.recognized]),
+    [['', false]],
+  );
+});
+
+test('without an STT, each turn is taken by voice activity: no words, the speech onset and end as its times', async () => {
+  const t = setup(new LoudnessVad(), { withStt: false });
+  await t.frames(400, false);
+  await t.frames(1200, true);
+  await t.frames(ENDPOINTING_MS + 300, false);
+  await t.frames(600, true);
+  await t.frames(300, false);
+  await t.frames(700, true);
+  await t.frames(ENDPOINTING_MS + 300, false);
+  assert.deepEqual(
+    t.heard.turns.map((turn) => ({
+      text: turn.text,
+      recognized: turn.recognized,
+      start: turn.speechStartMs,
+      end: turn.speechEndMs,
+    })),
+    [
+      { text: '', recognized: false, start: 400, end: 1600 },
+      // A pause shorter than endpointing_ms: one turn from the first onset to the last end.
+      { text: '', recognized: false, start: 2400, end: 4000 },
+    ],
+  );
+  assert.deepEqual([t.heard.wordless.length, t.heard.lost.length], [0, 0]);
+});
+
+test('with words, the turn starts at the onset of its first speech, however long it lasted', async () => {
+  const t = setup();
+  await t.frames(300, false);
+  await t.frames(2600, true);
+  await t.frames(600, false);
+  await t.final('I would like to know where my order is, it was due yesterday.');
+  assert.equal(t.heard.turns.length, 1);
+  assert.deepEqual([t.heard.turns[0]!.speechStartMs, t.heard.turns[0]!.speechEndMs], [300, 2900]);
+  assert.equal(t.heard.turns[0]!.recognized, true);
+});
+
+test('the STT given up on: the turn awaiting its words ends at once as unrecognised speech', async () => {
+  const t = setup();
+  await t.frames(800, true);
+  await t.frames(700, false);
+  assert.equal(t.heard.turns.length, 0);
+  t.listening.stopRecognition(new Error('transcription keeps failing'));
+  assert.deepEqual(
+    t.heard.turns.map((turn) => [turn.text, turn.recognized, turn.speechStartMs]),
+    [['', false, 0]],
+  );
+  assert.equal(t.heard.recognitionLost.length, 1);
+});
+
+test('without an STT, a VAD that fails leaves nothing to hear the caller: reported as deaf', async () => {
+  const t = setup(new FailingVad(5), { withStt: false });
+  await t.frames(200, true);
+  assert.equal(t.heard.deaf.length, 1);
 });
 
 test('a failed VAD push counts its window as silence: the call goes on, and later times stay right', async () => {

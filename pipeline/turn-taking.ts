@@ -34,8 +34,15 @@ const STT_PROMPT_HOLD_MS = 1000;
 const VAD_PUSHES_REMEMBERED = 512;
 
 export interface CallerTurn extends TurnEnd {
-  /** What the caller said this turn. */
+  /** What the caller said this turn; empty when no words were recognised. */
   text: string;
+  /**
+   * Whether words were recognised. False: the caller spoke (the VAD heard it) but no STT gave words for it: no
+   * engine serves the call's language, or the engine failed.
+   */
+  recognized: boolean;
+  /** Call time (ms of audio) at which the caller began speaking: the VAD onset of the turn's first speech. */
+  speechStartMs: number;
   /** Call time (ms of audio) at which the caller stopped speaking. */
   speechEndMs: number;
   /** Wall time at which the final transcript was in hand. */
@@ -46,15 +53,20 @@ export interface CallerTurn extends TurnEnd {
 
 export interface TurnTakingListener {
   callerTurn(turn: CallerTurn): void;
-  /** The caller spoke and the turn ended, but the STT failed to give their words. */
-  callerTurnLost(end: TurnEnd, error: Error): void;
+  /** The caller spoke and the turn ended, but the STT failed to give their words (`turn` has none). */
+  callerTurnLost(turn: CallerTurn, error: Error): void;
   /** The caller spoke and the turn ended, but no words came for it (noise, a cough, speech the STT missed). */
   wordlessTurn(end: TurnEnd): void;
   interruption(event: InterruptionEvent): void;
   transcript(event: Extract<SttEvent, { type: 'partial' | 'final' }>): void;
   sttError(error: Error): void;
-  /** The STT stream ended (or broke) while the call was live: nothing more will be heard. */
-  sttEnded(error: Error | null): void;
+  /**
+   * Words are no longer recognised for the rest of the call (the STT stream ended or broke, or the session gave
+   * up on it): turns go on by voice activity alone, as unrecognised speech.
+   */
+  recognitionLost(error: Error): void;
+  /** Nothing can hear the caller any more: no STT, and the VAD failed. */
+  deaf(error: Error): void;
 }
 
 export interface TurnTakingSettings {
@@ -89,8 +101,16 @@ export class TurnTaking {
   private readonly vadWindowSamples: number;
   private readonly segmenter: SpeechSegmenter;
   private readonly endpointer: Endpointer;
-  private readonly sttFeed: SttAudioFeed;
+  private readonly sttFeed: SttAudioFeed | null;
   readonly interruptions: InterruptionPolicy;
+  /** Whether an STT gives words; without one, turns are taken by voice activity alone. */
+  private recognizing: boolean;
+  /** VAD onset of the current turn's first speech; null until the turn's first speech. */
+  private turnSpeechStartMs: number | null = null;
+  /** VAD onset of the latest speech. */
+  private lastSpeechStartMs = 0;
+  /** A VAD speech segment ended since the last caller turn ended: the caller spoke this turn. */
+  private spokeThisTurn = false;
   private nowMs = 0;
   private speaking = false;
   private lastSpeechEndMs = 0;
@@ -122,7 +142,8 @@ export class TurnTaking {
 
   constructor(
     detector: VoiceActivityDetector,
-    private readonly stt: SttStream,
+    /** Null: no STT serves this call (its language), so turns are taken by voice activity alone. */
+    private readonly stt: SttStream | null,
     private readonly settings: TurnTakingSettings,
     private readonly listener: TurnTakingListener,
     private readonly wallNow: () => number,
@@ -131,14 +152,20 @@ export class TurnTaking {
     this.vadWindowSamples = detector.windowSamples;
     this.segmenter = SpeechSegmenter.for(detector);
     this.endpointer = new Endpointer({ endpointingMs: settings.endpointingMs });
-    this.sttFeed = new SttAudioFeed(stt);
+    this.sttFeed = stt ? new SttAudioFeed(stt) : null;
+    this.recognizing = stt !== null;
     this.interruptions = new InterruptionPolicy(settings.interruptions);
-    void this.readTranscripts();
+    if (stt) void this.readTranscripts(stt);
   }
 
   /** Whether the caller is speaking (per the VAD). */
   get callerSpeaking(): boolean {
     return this.speaking;
+  }
+
+  /** Whether an STT gives the caller's words (false: turns by voice activity alone). */
+  get recognizesWords(): boolean {
+    return this.recognizing;
   }
 
   /** Where the caller's last speech ended (call time), 0 before any. */
@@ -150,7 +177,8 @@ export class TurnTaking {
   frame(frame: Int16Array, audioMs: number): void {
     if (this.closed) return;
     this.nowMs = audioMs;
-    this.sttFeed.push(frame, !this.voiceNow && audioMs - this.lastVoiceMs < STT_PROMPT_HOLD_MS);
+    if (this.recognizing)
+      this.sttFeed?.push(frame, !this.voiceNow && audioMs - this.lastVoiceMs < STT_PROMPT_HOLD_MS);
     const before = this.vadPushes === 0 ? 0 : this.samplesAfterPush(this.vadPushes - 1);
     this.vadSamplesAfterPush[this.vadPushes++ % VAD_PUSHES_REMEMBERED] = before + frame.length;
     // The VAD answers pushes in order, so its results are taken as they come, without a chain of our own.
@@ -167,9 +195,13 @@ export class TurnTaking {
   };
 
   /** A failed inference loses its windows' judgement, not their time: they count as silence. */
-  private readonly onVadFailure = (): void => {
+  private readonly onVadFailure = (error: unknown): void => {
     const push = this.vadAnswers++;
     if (this.closed) return;
+    if (!this.recognizing) {
+      this.listener.deaf(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
     const due = Math.floor(this.samplesAfterPush(push) / this.vadWindowSamples);
     const judged = Math.round(this.segmenter.positionMs / this.segmenter.windowMs);
     for (let w = judged; w < due; w++) this.judge(0);
@@ -191,11 +223,14 @@ export class TurnTaking {
     if (event.type === 'speech_start') {
       this.speaking = true;
       this.loudAtMs = null;
+      this.lastSpeechStartMs = event.atMs;
+      this.turnSpeechStartMs ??= event.atMs;
       // The caller goes on after a pause: still the same turn.
       this.pending = null;
       this.lapsed = null;
     } else {
       this.speaking = false;
+      this.spokeThisTurn = true;
       this.lastSpeechEndMs = event.atMs;
       this.lastSpeechEndDecidedMs = event.decidedAtMs;
       this.lastVoiceMs = Math.max(this.lastVoiceMs, event.atMs);
@@ -215,14 +250,26 @@ export class TurnTaking {
 
   close(): void {
     this.closed = true;
-    this.sttFeed.flush();
-    this.stt.end().catch(() => undefined);
+    if (this.recognizing) this.sttFeed?.flush();
+    this.stt?.end().catch(() => undefined);
   }
 
-  private async readTranscripts(): Promise<void> {
+  /**
+   * Stops asking the STT for words, for the rest of the call: turns go on by voice activity alone. A turn
+   * waiting for its words ends now, as unrecognised speech.
+   */
+  stopRecognition(error: Error): void {
+    if (!this.recognizing || this.closed) return;
+    this.recognizing = false;
+    this.stt?.end().catch(() => undefined);
+    this.listener.recognitionLost(error);
+    this.checkPending();
+  }
+
+  private async readTranscripts(stt: SttStream): Promise<void> {
     let failure: Error | null = null;
     try {
-      for await (const event of this.stt) {
+      for await (const event of stt) {
         if (this.closed) break;
         if (event.type === 'error') this.onSttError(event.error);
         else if (event.type === 'partial' || event.type === 'final') this.onTranscript(event);
@@ -230,10 +277,11 @@ export class TurnTaking {
     } catch (error) {
       failure = error instanceof Error ? error : new Error(String(error));
     }
-    if (!this.closed) this.listener.sttEnded(failure);
+    if (!this.closed) this.stopRecognition(failure ?? new Error('the transcription stream ended'));
   }
 
   private onTranscript(event: Extract<SttEvent, { type: 'partial' | 'final' }>): void {
+    if (!this.recognizing) return;
     this.listener.transcript(event);
     const text = event.text.trim();
     if (event.type === 'final' && text) {
@@ -253,6 +301,7 @@ export class TurnTaking {
   }
 
   private onSttError(error: Error): void {
+    if (!this.recognizing) return;
     this.sttFailure = error;
     this.listener.sttError(error);
     const pending = this.pending;
@@ -263,6 +312,8 @@ export class TurnTaking {
 
   /** Whether the words of everything the caller said this turn are in. */
   private wordsComplete(): boolean {
+    // By voice activity alone, the turn is complete once its speech has ended: no words will come.
+    if (!this.recognizing) return this.spokeThisTurn && !this.speaking;
     if (this.words.length === 0) return false;
     // A batch STT's final for the latest speech comes after that speech ended.
     return !this.settings.batchStt || this.lastFinalAtMs >= this.lastSpeechEndDecidedMs;
@@ -286,8 +337,9 @@ export class TurnTaking {
     }
     // Words still coming: a batch STT is transcribing. Wait for them, a little.
     this.pending = { ...end, deadlineMs: this.nowMs + LATE_FINAL_WAIT_MS, holdUntilMs: null };
-    this.sttFeed.flush();
-    this.stt.flush();
+    if (!this.recognizing) return;
+    this.sttFeed?.flush();
+    this.stt?.flush();
   }
 
   private checkPending(): void {
@@ -328,12 +380,26 @@ export class TurnTaking {
   }
 
   private finishTurn(decided: TurnEnd | PendingTurn): void {
-    const text = this.words.join(' ').trim();
+    const turn = this.callerTurnOf(decided);
     this.resetTurn();
-    if (!text) return;
+    // Without words, only speech heard while nothing could recognise it makes a turn (not a cough the STT
+    // heard as nothing).
+    if (!turn.recognized && (this.recognizing || !turn.spoke)) return;
     this.interruptions.callerTurnTaken();
+    this.listener.callerTurn(turn.turn);
+  }
+
+  /** The turn as it stands: its words (if any) and times. Read before `resetTurn`. */
+  private callerTurnOf(decided: TurnEnd | PendingTurn): {
+    turn: CallerTurn;
+    recognized: boolean;
+    spoke: boolean;
+  } {
+    const text = this.words.join(' ').trim();
+    const recognized = text !== '';
     const { type, reason, atMs, endpointMs, requiredMs, transcript, trailingWord } = decided;
-    this.listener.callerTurn({
+    const speechEndMs = this.speechEndFor(atMs, endpointMs);
+    const turn: CallerTurn = {
       type,
       reason,
       atMs,
@@ -342,10 +408,14 @@ export class TurnTaking {
       transcript,
       ...(trailingWord === undefined ? {} : { trailingWord }),
       text,
-      speechEndMs: this.speechEndFor(atMs, endpointMs),
-      finalAtWallMs: this.lastFinalWallMs,
+      recognized,
+      speechStartMs: Math.min(this.turnSpeechStartMs ?? this.lastSpeechStartMs, speechEndMs),
+      speechEndMs,
+      // No words, no final: nothing was waited for beyond the silence.
+      finalAtWallMs: recognized ? this.lastFinalWallMs : 0,
       decidedAtWallMs: this.wallNow(),
-    });
+    };
+    return { turn, recognized, spoke: this.spokeThisTurn };
   }
 
   /**
@@ -361,8 +431,9 @@ export class TurnTaking {
   }
 
   private loseTurn(end: TurnEnd, error: Error): void {
+    const { turn } = this.callerTurnOf(end);
     this.resetTurn();
-    this.listener.callerTurnLost(end, error);
+    this.listener.callerTurnLost(turn, error);
   }
 
   private resetTurn(): void {
@@ -370,6 +441,8 @@ export class TurnTaking {
     this.pending = null;
     this.lapsed = null;
     this.sttFailure = null;
+    this.turnSpeechStartMs = null;
+    this.spokeThisTurn = false;
   }
 
   private emitInterruptions(events: InterruptionEvent[]): void {

@@ -9,7 +9,7 @@ import { SphinxTranscriber, type SphinxTranscriberOptions } from './providers/sp
 import type { VadSegmentationOptions } from './stream-adapter.ts';
 import type { SpeechToText } from './types.ts';
 
-export { isEnglish, iso639_1 } from './language.ts';
+export { isEnglish, iso639_1, transcribesLanguage } from './language.ts';
 export {
   DEEPGRAM_DEFAULTS,
   DeepgramStream,

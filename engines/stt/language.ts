@@ -14,3 +14,18 @@ export function iso639_1(tag: string): string | undefined {
 export function isEnglish(tag: string): boolean {
   return iso639_1(tag) === 'en';
 }
+
+/**
+ * Whether an engine that lists `languages` (BCP-47; empty means any) gives words for speech in `tag`. A listed
+ * tag serves every tag of its primary language (`en-IN` serves `en-AU` and `en`): an engine's model for a
+ * language hears its regional accents too, and the tags an agent carries are regional.
+ */
+export function transcribesLanguage(languages: readonly string[], tag: string): boolean {
+  if (languages.length === 0) return true;
+  const wanted = primaryLanguage(tag);
+  return wanted !== '' && languages.some((listed) => primaryLanguage(listed) === wanted);
+}
+
+function primaryLanguage(tag: string): string {
+  return tag.trim().split(/[-_]/, 1)[0]?.toLowerCase() ?? '';
+}
