@@ -1,16 +1,19 @@
 import type { Logger } from 'pino';
 import type { EngineConfig } from '../core/config.ts';
 import { createLanguageModel } from '../engines/llm/index.ts';
+import { type SpeechCoverage, speechCoverage } from '../engines/stt/coverage.ts';
 import { createSpeechToText, type SpeechToText, SphinxTranscriber } from '../engines/stt/index.ts';
+import { VoiceCatalogue } from '../engines/tts/catalogue.ts';
 import { createTextToSpeech, type VoiceRouter } from '../engines/tts/index.ts';
 import { SileroVad } from '../engines/vad/providers/silero.ts';
 import type { LatencyLabels } from '../pipeline/metrics.ts';
 import type { SessionEngines } from '../pipeline/session.ts';
 
 export interface CallEngines {
-  /** Undefined when no speech-to-text engine can run here; `unavailable` says why. */
-  engines: SessionEngines | undefined;
-  unavailable: string | undefined;
+  /** Without an STT (`engines.stt` undefined), calls take turns by voice activity alone. */
+  engines: SessionEngines;
+  /** Which languages get words and which turn-taking only. */
+  coverage: SpeechCoverage;
   names: Omit<LatencyLabels, 'language'>;
   /** The voices, also used by the sandbox carrier's simulated callees. */
   voices: VoiceRouter;
@@ -30,10 +33,18 @@ export async function buildCallEngines(config: EngineConfig, logger: Logger): Pr
   const vad = await SileroVad.load();
   const llm = createLanguageModel(config.llm);
   const stt = speechToText(config.stt, vad);
-  if (!stt.engine) logger.warn({ reason: stt.unavailable }, 'calls cannot run on this node');
+  const coverage = speechCoverage(stt.engine, VoiceCatalogue.load().languages());
+  if (!stt.engine) {
+    logger.warn(
+      { reason: stt.unavailable, turn_taking_only: coverage.turn_taking_only },
+      'no speech-to-text engine: calls take turns by voice activity alone, without words',
+    );
+  } else {
+    logger.info(coverage, 'speech-to-text languages');
+  }
   return {
-    engines: stt.engine ? { llm, stt: stt.engine, vad, speaker: voices } : undefined,
-    unavailable: stt.unavailable,
+    engines: { llm, stt: stt.engine, vad, speaker: voices },
+    coverage,
     names: { stt: stt.engine?.provider ?? 'none', llm: llm.provider, tts: 'router' },
     voices,
     close: () => voices.close(),

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, parseRoles } from '../core/config.ts';
+import { describeCoverage } from '../engines/stt/coverage.ts';
 import { runEventsCommand, runWebhookSecretCommand } from './commands/events.ts';
 import { runKeyCommand, runWalletCommand, runWorkspaceCommand } from './commands/operator.ts';
 import { startPlatform } from './serve.ts';
@@ -70,6 +71,7 @@ async function serveCommand(args: string[], env: Record<string, string | undefin
         `API key (shown once; also in ${platform.bootstrapped.file}): ${platform.bootstrapped.apiKey}\n`,
     );
   }
+  if (platform.speech) process.stdout.write(`${describeCoverage(platform.speech)}\n`);
   if (platform.apiUrl) process.stdout.write(`Control API: ${platform.apiUrl}\n`);
   if (platform.gatewayUrl) process.stdout.write(`Media gateway: ${platform.gatewayUrl}\n`);
   await new Promise<void>((resolve) => {

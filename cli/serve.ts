@@ -19,6 +19,7 @@ import { announceThrough } from '../core/events/announce.ts';
 import { WebhookDispatcher } from '../core/events/dispatcher.ts';
 import { createLogger } from '../core/logger.ts';
 import type { Store } from '../core/store/types.ts';
+import type { SpeechCoverage } from '../engines/stt/coverage.ts';
 import { VoiceCatalogue } from '../engines/tts/catalogue.ts';
 import { CallStreams } from '../gateway/calls/handler.ts';
 import { SandboxCarrier } from '../gateway/carriers/sandbox/originate.ts';
@@ -42,6 +43,8 @@ export interface RunningPlatform {
   gatewayUrl: string | undefined;
   store: Store;
   coord: Coordinator;
+  /** Which languages this node's calls hear with words, and which by voice activity only (nodes running calls). */
+  speech: SpeechCoverage | undefined;
   /** Credentials of the workspace created on first start, if this start created one. */
   bootstrapped: { apiKey: string; workspaceId: string; file: string } | undefined;
   close(): Promise<void>;
@@ -75,6 +78,7 @@ export async function startPlatform(
   let apiUrl: string | undefined;
   let gatewayUrl: string | undefined;
   let bootstrapped: RunningPlatform['bootstrapped'];
+  let speech: SpeechCoverage | undefined;
 
   try {
     const first = await bootstrapFirstWorkspace(config, store, coord);
@@ -106,6 +110,7 @@ export async function startPlatform(
     });
     const engines = runsCalls ? await buildCallEngines(config.engines, logger) : undefined;
     if (engines) closers.push(() => engines.close());
+    speech = engines?.coverage;
     if (config.roles.includes('gateway') && engines) {
       const streams = new CallStreams({
         store,
@@ -113,7 +118,6 @@ export async function startPlatform(
         slots,
         artifacts,
         engines: engines.engines,
-        ...(engines.unavailable ? { unavailable: engines.unavailable } : {}),
         engineNames: engines.names,
         metrics: new PipelineMetrics(metrics),
         partialDir: path.join(config.dataDir, 'recordings', '.partial'),
@@ -152,6 +156,7 @@ export async function startPlatform(
         streamTokens: tokens,
         gatewayUrl: () => config.publicGatewayUrl ?? gatewayUrl,
         lifecycle,
+        ...(engines ? { speech: engines.coverage } : {}),
         ...(config.twilio ? { twilioAuthToken: config.twilio.authToken } : {}),
         ...(options.clock ? { clock: options.clock } : {}),
       });
@@ -248,6 +253,7 @@ export async function startPlatform(
     roles: config.roles,
     apiUrl,
     gatewayUrl,
+    speech,
     store,
     coord,
     bootstrapped,

@@ -9,6 +9,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Coordinator } from '../core/coord/types.ts';
 import type { Store } from '../core/store/types.ts';
+import type { SpeechCoverage } from '../engines/stt/coverage.ts';
 import type { VoiceCatalogue } from '../engines/tts/catalogue.ts';
 import { RouteRegistry } from './http/route.ts';
 import { registerBearerAuth } from './plugins/auth.ts';
@@ -44,6 +45,8 @@ export interface ApiDeps {
   lifecycle: CallLifecycle;
   /** The Twilio account's auth token, to verify its status callbacks; unset when Twilio is not configured. */
   twilioAuthToken?: string;
+  /** Which languages this node's calls hear with words (`GET /healthz`); unset on a node that runs no calls. */
+  speech?: SpeechCoverage;
   clock?: Clock;
   coord: Coordinator;
   voices: VoiceCatalogue;
@@ -95,6 +98,7 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
     store: deps.store,
     coord: deps.coord,
     metrics: deps.metrics,
+    ...(deps.speech ? { speech: deps.speech } : {}),
     ...(deps.config.publicApiUrl ? { serverUrl: deps.config.publicApiUrl } : {}),
   });
   await app.ready();

@@ -346,7 +346,8 @@ export class CallSession {
       return;
     }
     this.keepCallerTurn(turn);
-    if (!this.voice.current) void this.speakLine('fallback', fallbackLine('stt', this.options.agent.voice.language));
+    if (!this.voice.current)
+      void this.speakLine('fallback', fallbackLine('stt', this.options.agent.voice.language));
   }
 
   /** The STT is gone for the rest of the call; the call goes on, by voice activity. */

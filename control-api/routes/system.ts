@@ -2,13 +2,22 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Coordinator } from '../../core/coord/types.ts';
 import type { Store } from '../../core/store/types.ts';
+import type { SpeechCoverage } from '../../engines/stt/coverage.ts';
 import type { RouteRegistry } from '../http/route.ts';
 import { buildOpenApi } from '../openapi.ts';
 
 /** Unauthenticated operational routes: the contract, health and metrics. */
 export function registerSystemRoutes(
   app: FastifyInstance,
-  deps: { registry: RouteRegistry; store: Store; coord: Coordinator; metrics: Registry; serverUrl?: string },
+  deps: {
+    registry: RouteRegistry;
+    store: Store;
+    coord: Coordinator;
+    metrics: Registry;
+    serverUrl?: string;
+    /** This node's speech-to-text coverage, when it runs calls. */
+    speech?: SpeechCoverage;
+  },
 ): void {
   let document: string | undefined;
   app.get('/openapi.json', async (_request, reply) => {
@@ -25,6 +34,7 @@ export function registerSystemRoutes(
       status: ok ? 'ok' : 'degraded',
       store: { dialect: deps.store.dialect, ok: store },
       coordinator: { kind: deps.coord.kind, ok: coordinator },
+      ...(deps.speech ? { engines: { speech_to_text: deps.speech } } : {}),
     });
   });
 

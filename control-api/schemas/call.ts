@@ -168,6 +168,12 @@ export const transcriptSchema = z.object({
       start_ms: z.number().int().describe('from the moment media went live'),
       end_ms: z.number().int(),
       interrupted: z.boolean().describe('the agent was cut off; text is what the caller heard'),
+      recognized: z
+        .boolean()
+        .optional()
+        .describe(
+          'caller turns: whether words were recognised; false: the caller spoke from start_ms to end_ms but no speech-to-text engine gave words for it (none serves the call’s language, or it failed), and text is empty',
+        ),
       node: z.string().optional().describe('the flow node the agent spoke from'),
     }),
   ),

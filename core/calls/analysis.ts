@@ -69,7 +69,7 @@ export async function analyzeCall(options: AnalyzeCallOptions): Promise<CallAnal
     success: { passed: null, reason: null },
     structured_data: emptyFields(fields),
   };
-  if (!transcript.some((entry) => entry.text.trim() !== '')) {
+  if (!transcript.some((entry) => entry.text.trim() !== '' || entry.recognized === false)) {
     return written({ ...nothing, status: 'skipped', model: 'none' });
   }
   if (llm.provider === 'scripted') {
@@ -131,13 +131,20 @@ export function analysisPrompt(options: Pick<AnalyzeCallOptions, 'settings' | 'e
   return lines.join('\n');
 }
 
+/** How a caller turn without recognised words (`recognized: false`) reads in the transcript the model sees. */
+export const UNRECOGNIZED_SPEECH_LINE = '[unrecognised speech]';
+
 /** The transcript as `AGENT:`/`CALLER:` lines, at most `TRANSCRIPT_CHARS_MAX` characters of its end. */
 export function transcriptText(transcript: readonly TranscriptEntry[]): string {
   const text = transcript
-    .filter((entry) => entry.text.trim() !== '')
+    .map((entry) => ({
+      ...entry,
+      text: entry.recognized === false ? UNRECOGNIZED_SPEECH_LINE : entry.text.replace(/\s+/g, ' ').trim(),
+    }))
+    .filter((entry) => entry.text !== '')
     .map(
       (entry) =>
-        `${entry.speaker === 'agent' ? 'AGENT' : 'CALLER'}: ${entry.text.replace(/\s+/g, ' ').trim()}${entry.interrupted ? ' [interrupted]' : ''}`,
+        `${entry.speaker === 'agent' ? 'AGENT' : 'CALLER'}: ${entry.text}${entry.interrupted ? ' [interrupted]' : ''}`,
     )
     .join('\n');
   if (text.length <= TRANSCRIPT_CHARS_MAX) return text;

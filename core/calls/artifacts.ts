@@ -10,6 +10,11 @@ export interface TranscriptEntry {
   end_ms: number;
   /** The agent was cut off by the caller; `text` is what the caller heard. */
   interrupted: boolean;
+  /**
+   * Caller turns: whether words were recognised. False: the caller spoke from `start_ms` to `end_ms` but no
+   * speech-to-text gave words for it (none serves the call's language, or it failed); `text` is empty.
+   */
+  recognized?: boolean;
   /** The flow node the agent spoke from, for flow agents. */
   node?: string;
 }

@@ -10,10 +10,12 @@ import type { CallObject } from './representation.ts';
 export type LiveCallEvent =
   | { type: 'call.status'; call: CallObject }
   | { type: 'transcript.partial' | 'transcript.final'; text: string }
-  | { type: 'caller.turn'; text: string; at_ms: number }
+  /** `recognized` false: the caller spoke but no words were recognised (`text` is empty). */
+  | { type: 'caller.turn'; text: string; recognized: boolean; at_ms: number }
   | { type: 'agent.turn'; turn_id: string; text: string; at_ms: number }
   | { type: 'interruption'; decision: string; reason?: string; at_ms: number }
-  | { type: 'latency'; turn_id: string; latency: Record<string, number> };
+  /** `recognized` false: the turn answered had no words (its `stt_final_ms` is 0: no STT was waited for). */
+  | { type: 'latency'; turn_id: string; latency: Record<string, number>; recognized: boolean };
 
 const channelOf = (callId: string) => `call-events:${callId}`;
 

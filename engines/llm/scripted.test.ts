@@ -15,6 +15,7 @@ import {
 import { extractArguments } from './providers/scripted-extraction.ts';
 import { contentWords, firstSentence, isFarewell, overlapScore, stem } from './providers/scripted-words.ts';
 import type { ChatMessage, ChatRequest, FunctionSpec } from './types.ts';
+import { UNRECOGNIZED_SPEECH } from './unrecognized-speech.ts';
 
 const NODE_PROMPT = 'Ask whether the caller wants to book a visit. Keep it short.';
 const fn = (name: string, description: string, parameters: Record<string, unknown> = {}): FunctionSpec => ({
@@ -134,6 +135,19 @@ describe('decisions', () => {
     assert.equal(called(decide(afterGreeting('thanks, I agree to book an appointment'))), 'book_visit');
     // end_call is reached by goodbye words only, never by overlap with its description.
     assert.equal(called(decide(afterGreeting('end the call', [EDGES[0]!, EDGES[3]!]))), undefined);
+  });
+
+  test('unrecognised speech takes the first edge, with nothing extracted; with no edge it acknowledges', () => {
+    assert.deepEqual(decide(afterGreeting(UNRECOGNIZED_SPEECH)), {
+      kind: 'call',
+      name: 'book_visit',
+      arguments: {},
+    });
+    const onlyEndCall = [EDGES[3]!];
+    assert.deepEqual(decide(afterGreeting(UNRECOGNIZED_SPEECH, onlyEndCall)), {
+      kind: 'say',
+      text: 'Okay. Ask whether the caller wants to book a visit.',
+    });
   });
 
   test('after a tool result it acknowledges the new node instead of calling again', () => {

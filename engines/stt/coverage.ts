@@ -24,7 +24,9 @@ export function speechCoverage(
 ): SpeechCoverage {
   if (!stt) return { stt: 'none', words: [], turn_taking_only: [...platformLanguages].sort() };
   const words = stt.languages.length === 0 ? [EVERY_LANGUAGE] : [...stt.languages].sort();
-  const turnTakingOnly = platformLanguages.filter((language) => !transcribesLanguage(stt.languages, language));
+  const turnTakingOnly = platformLanguages.filter(
+    (language) => !transcribesLanguage(stt.languages, language),
+  );
   return { stt: stt.provider, words, turn_taking_only: [...turnTakingOnly].sort() };
 }
 
@@ -33,7 +35,8 @@ export function describeCoverage(coverage: SpeechCoverage): string {
   if (coverage.words.length === 0) {
     return 'Speech to text: no engine installed; every call runs on turn-taking by voice activity (caller turns kept as unrecognised speech).';
   }
-  if (coverage.words.includes(EVERY_LANGUAGE)) return `Speech to text: ${coverage.stt} gives words in every language.`;
+  if (coverage.words.includes(EVERY_LANGUAGE))
+    return `Speech to text: ${coverage.stt} gives words in every language.`;
   const listed = coverage.turn_taking_only.join(', ');
   const others = listed === '' ? 'every other language' : `${listed} and every other language`;
   return `Speech to text: ${coverage.stt} gives words in ${coverage.words.join(', ')}; ${others} run on turn-taking by voice activity.`;

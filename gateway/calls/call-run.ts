@@ -28,9 +28,8 @@ export interface CallRunDeps {
   lifecycle: CallLifecycle;
   slots: LiveCallSlots;
   artifacts: CallArtifacts;
-  /** Undefined when this node cannot run calls (no STT engine); `unavailable` says why. */
-  engines: SessionEngines | undefined;
-  unavailable?: string;
+  /** Without an STT, calls take the caller's turns by voice activity alone. */
+  engines: SessionEngines;
   /** Names of the engines, for the latency histograms' labels. */
   engineNames: Omit<LatencyLabels, 'language'>;
   metrics?: PipelineMetrics;
@@ -63,6 +62,7 @@ function transcriptEntry(turn: TranscriptTurn): TranscriptEntry {
     start_ms: Math.round(turn.startMs),
     end_ms: Math.round(turn.endMs),
     interrupted: turn.interrupted,
+    ...(turn.recognized !== undefined ? { recognized: turn.recognized } : {}),
     ...(turn.node !== undefined ? { node: turn.node } : {}),
   };
 }
@@ -105,13 +105,10 @@ export class CallRun {
       found.agentId,
       found.agentRevision,
     );
-    const refusal = !revision
-      ? 'the agent was deleted before the call was answered'
-      : !deps.engines
-        ? (deps.unavailable ?? 'no engines to run the call')
-        : undefined;
-    if (!revision || !deps.engines || refusal) {
-      await deps.lifecycle.settle(found.workspaceId, found.id, 'pipeline_error', { error: refusal });
+    if (!revision) {
+      await deps.lifecycle.settle(found.workspaceId, found.id, 'pipeline_error', {
+        error: 'the agent was deleted before the call was answered',
+      });
       return undefined;
     }
     const call = await deps.lifecycle.markAnswered(found.workspaceId, found.id, { gatewayNode: deps.nodeId });
@@ -133,8 +130,13 @@ export class CallRun {
         logEvent(ctx, event);
         if (live) for (const out of liveEventsOf(event)) live(call.id, out);
       },
-      onLatency: (latency) =>
-        deps.metrics?.observe(latency, { ...deps.engineNames, language: agent.voice.language }),
+      onLatency: (latency, _account, turn) =>
+        deps.metrics?.observe(latency, {
+          ...deps.engineNames,
+          // A turn without words waited on no STT: its latency is not the engine's.
+          ...(turn.recognized ? {} : { stt: 'none' }),
+          language: agent.voice.language,
+        }),
     });
     const run = new CallRun(deps, ctx, call, agent, session, recordingFile);
     session.start();
@@ -188,7 +190,6 @@ export class CallRun {
   /** Writes the post-call analysis before settlement, so the terminal event's call object carries it. */
   private async keepAnalysis(outcome: SessionOutcome): Promise<void> {
     const { deps, call } = this;
-    if (!deps.engines) return;
     try {
       const analysis = await analyzeCall({
         llm: deps.engines.llm,
@@ -235,7 +236,7 @@ function liveEventsOf(event: SessionEvent): LiveCallEvent[] {
     case 'transcript':
       return [{ type: event.final ? 'transcript.final' : 'transcript.partial', text: event.text }];
     case 'caller_turn':
-      return [{ type: 'caller.turn', text: event.text, at_ms: event.atMs }];
+      return [{ type: 'caller.turn', text: event.text, recognized: event.recognized, at_ms: event.atMs }];
     case 'agent_turn':
       return [{ type: 'agent.turn', turn_id: event.turnId, text: event.text, at_ms: event.atMs }];
     case 'interruption':
@@ -256,6 +257,7 @@ function liveEventsOf(event: SessionEvent): LiveCallEvent[] {
           type: 'latency',
           turn_id: event.turnId,
           latency: event.latency as unknown as Record<string, number>,
+          recognized: event.recognized,
         },
       ];
     default:
@@ -311,7 +313,16 @@ function logEvent(ctx: StreamContext, event: SessionEvent): void {
       ctx.logger.info({ action: event.action, at_ms: event.atMs }, 'voicemail detected');
       break;
     case 'latency':
-      ctx.logger.debug({ latency: event.latency }, 'turn latency');
+      ctx.logger.debug({ latency: event.latency, recognized: event.recognized }, 'turn latency');
+      break;
+    case 'turn_taking_by_voice':
+      ctx.logger.warn(
+        { at_ms: event.atMs, reason: event.reason },
+        'caller turns taken by voice activity alone, without words',
+      );
+      break;
+    case 'caller_turn':
+      if (!event.recognized) ctx.logger.info({ at_ms: event.atMs }, 'caller turn without recognised words');
       break;
     default:
       break;

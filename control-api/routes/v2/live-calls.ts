@@ -85,7 +85,7 @@ export function registerLiveCallRoutes(
     url: '/v2/calls/:id/events',
     operationId: 'streamCallEvents',
     summary:
-      'Live events of a web call as Server-Sent Events: call.status (first, and at every change), transcript.partial, transcript.final, caller.turn, agent.turn, interruption, latency; the stream ends after the terminal call.status',
+      'Live events of a web call as Server-Sent Events: call.status (first, and at every change), transcript.partial, transcript.final, caller.turn (recognized: false and empty text when no words were recognised), agent.turn, interruption, latency (recognized says whether the turn answered had words); the stream ends after the terminal call.status',
     tag,
     params,
     responses: { 200: { description: 'text/event-stream; each event`s data is one JSON object' } },

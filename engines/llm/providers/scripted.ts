@@ -5,13 +5,17 @@
  * 1. No assistant turn yet and a system message holds a line starting with `[first message]`: it speaks the
  *    rest of that line (the dialog layer writes the agent's `first_message` or the flow's greeting there, with
  *    `firstMessageLine`).
- * 2. The last message is the caller's (`user`):
+ * 2. The last message is the caller's (`user`) and is unrecognised speech (`UNRECOGNIZED_SPEECH`: the caller spoke,
+ *    no words are known): the first offered function other than `end_call` is called, with no arguments (in a
+ *    flow, the node's first edge: a flow moves on by turns even when no words are recognised, so its authors put
+ *    first the edge to take when the caller is not understood); with none offered, rule 3;
+ * 3. The last message is the caller's words:
  *    a. goodbye words (see `isFarewell`: "bye", "thank you", "dhanyavaad", "alvida", "bas") and an `end_call`
  *       function offered: it calls `end_call`;
  *    b. otherwise the offered function whose description best fits the caller's words (`overlapScore`, at least
  *       `MATCH_THRESHOLD`; ties go to the function offered first; `end_call` only through rule a) is called,
  *       with the argument values `extractArguments` finds;
- * 3. Otherwise (no match, or the last message is a tool result): "Okay." followed by the first sentence of the
+ * 4. Otherwise (no match, or the last message is a tool result): "Okay." followed by the first sentence of the
  *    last system message (marker lines left out), so a test can tell which flow node is active. The dialog layer
  *    therefore sends the active node's prompt as the last system message.
  *
@@ -26,6 +30,7 @@ import type {
   LanguageModel,
   LlmCapabilities,
 } from '../types.ts';
+import { isUnrecognizedSpeech } from '../unrecognized-speech.ts';
 import { pause } from './pause.ts';
 import { extractArguments } from './scripted-extraction.ts';
 import { contentWords, firstSentence, isFarewell, overlapScore, rawWords } from './scripted-words.ts';
@@ -68,7 +73,10 @@ export function decide(request: ChatRequest): ScriptedDecision {
   }
   const last = messages.at(-1);
   const functions = request.functions ?? [];
-  if (last?.role === 'user') {
+  if (last?.role === 'user' && isUnrecognizedSpeech(last.content)) {
+    const next = functions.find((fn) => fn.name !== END_CALL_FUNCTION);
+    if (next !== undefined) return { kind: 'call', name: next.name, arguments: {} };
+  } else if (last?.role === 'user') {
     const endCall = functions.find((fn) => fn.name === END_CALL_FUNCTION);
     if (endCall !== undefined && isFarewell(last.content)) return callOf(endCall, last.content);
     const match = bestFunction(last.content, functions);
