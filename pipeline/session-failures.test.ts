@@ -205,4 +205,41 @@ describe('engine failures during a call', () => {
       await llm.close();
     }
   });
+
+  test(`transcription that keeps failing: after ${MAX_CONSECUTIVE_FAILURES} lost turns the call goes on by voice activity, not ended`, async () => {
+    const llm = await FakeOpenAiServer.start({ reply: { text: 'Your order arrives tomorrow.' } });
+    try {
+      const call = modelCall(llm);
+      assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
+      // Every request and its retry fail, for every turn.
+      const failing = Array.from({ length: 2 * MAX_CONSECUTIVE_FAILURES }, () => ({ status: 500 }));
+      engines.sttServer.reply(...failing);
+      const sorry = fallbackLine('stt', 'en-IN');
+      for (let turn = 1; turn < MAX_CONSECUTIVE_FAILURES; turn++) {
+        await ask(call);
+        const apologies = () => call.all('agent_turn').filter((e) => e.event.text === sorry).length;
+        assert.ok(await call.until(() => apologies() === turn, ENGINE_WAIT_MS), call.log());
+      }
+      await ask(call);
+      const answered = () =>
+        call.first('agent_turn', (e) => e.text === 'Your order arrives tomorrow.') !== undefined;
+      assert.ok(await call.until(answered, ENGINE_WAIT_MS), call.log());
+      assert.ok(call.first('turn_taking_by_voice') !== undefined, call.log());
+      assert.deepEqual(
+        call.all('caller_turn').map((e) => [e.event.text, e.event.recognized]),
+        [['', false]],
+      );
+      // The model was told the caller spoke without recognised words.
+      const lastRequest = llm.requests.at(-1);
+      assert.match(JSON.stringify(lastRequest), /could not be recognised/);
+      call.session.stopped();
+      const outcome = await call.session.finished;
+      assert.equal(outcome.reason, 'customer-ended-call');
+      const callerTurns = outcome.transcript.filter((t) => t.speaker === 'caller');
+      assert.equal(callerTurns.length, MAX_CONSECUTIVE_FAILURES);
+      assert.ok(callerTurns.every((t) => t.text === '' && t.recognized === false));
+    } finally {
+      await llm.close();
+    }
+  });
 });
