@@ -11,6 +11,7 @@ import {
   NO_MODEL_REASON,
   TRANSCRIPT_CHARS_MAX,
   transcriptText,
+  UNRECOGNIZED_SPEECH_LINE,
 } from './analysis.ts';
 import type { TranscriptEntry } from './artifacts.ts';
 
@@ -233,5 +234,13 @@ describe('the transcript sent', () => {
     assert.equal(lines[0], '[the start of the call is left out]');
     assert.match(lines[1] ?? '', /^(AGENT|CALLER): turn \d+ /);
     assert.match(lines.at(-1) ?? '', /^CALLER: turn 1999 /);
+  });
+
+  test('a caller turn without recognised words reads as unrecognised speech, never as nothing', () => {
+    const turns: TranscriptEntry[] = [
+      { speaker: 'agent', text: 'Namaste Ravi!', start_ms: 0, end_ms: 900, interrupted: false },
+      { speaker: 'caller', text: '', recognized: false, start_ms: 1500, end_ms: 2600, interrupted: false },
+    ];
+    assert.equal(transcriptText(turns), `AGENT: Namaste Ravi!\nCALLER: ${UNRECOGNIZED_SPEECH_LINE}`);
   });
 });
