@@ -1,8 +1,9 @@
 /**
  * Engine failures mid-call never hang it: the real providers against their fake servers on loopback fail (the
  * model answers 500 or its stream is cut, speech answers 500, transcription answers 500), the session reports
- * an `error` event with the stage, says a short fallback line for that turn and goes on; engines that keep
- * failing end the call with `pipeline-error`.
+ * an `error` event with the stage, says a short fallback line for that turn and goes on; a model or speech that
+ * keeps failing ends the call with `pipeline-error`, a transcription that keeps failing does not: the call goes
+ * on with turns by voice activity, kept as unrecognised speech.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -1,7 +1,10 @@
 /**
  * TurnTaking with a batch STT, narrowly: the endpointer ends a turn before its words are in, so the turn waits
  * for them; speech that resumes meanwhile is the same turn; words ending in "and" get the longer silence; an STT
- * failure while waiting loses the turn (reported, not dropped in silence); a broken STT stream is reported.
+ * failure while waiting loses the turn (reported, not dropped in silence); a broken STT stream is reported and
+ * turns go on by voice activity; without an STT, turns are taken by voice activity alone (no words, the speech's
+ * onset and end as their times); a turn starts at the onset of its first speech; a VAD that fails with no STT
+ * leaves nothing to hear the caller.
  * The VAD is a fake that hears speech in any frame that is not silent (20 ms windows), the STT a scripted stream.
  */
 import assert from 'node:assert/strict';

@@ -316,7 +316,7 @@ function logEvent(ctx: StreamContext, event: SessionEvent): void {
       ctx.logger.debug({ latency: event.latency, recognized: event.recognized }, 'turn latency');
       break;
     case 'turn_taking_by_voice':
-      ctx.logger.warn(
+      ctx.logger.info(
         { at_ms: event.atMs, reason: event.reason },
         'caller turns taken by voice activity alone, without words',
       );
