@@ -45,6 +45,13 @@ class FailingVad extends LoudnessVad {
   }
 }
 
+/** A VAD whose every inference fails. */
+class BrokenVad extends LoudnessVad {
+  override createStream(): VadStream {
+    return { push: () => Promise.reject(new Error('inference failed')), reset: () => {} };
+  }
+}
+
 class ScriptedStt implements SttStream {
   readonly events = new EventQueue<SttEvent>();
   flushes = 0;
@@ -261,10 +268,13 @@ test('the STT given up on: the turn awaiting its words ends at once as unrecogni
   assert.equal(t.heard.recognitionLost.length, 1);
 });
 
-test('without an STT, a VAD that fails leaves nothing to hear the caller: reported as deaf', async () => {
-  const t = setup(new FailingVad(5), { withStt: false });
-  await t.frames(200, true);
-  assert.equal(t.heard.deaf.length, 1);
+test('without an STT, a VAD that keeps failing leaves nothing to hear the caller: reported as deaf, once', async () => {
+  const blip = setup(new FailingVad(5), { withStt: false });
+  await blip.frames(1200, true);
+  assert.equal(blip.heard.deaf.length, 0);
+  const broken = setup(new BrokenVad(), { withStt: false });
+  await broken.frames(1200, true);
+  assert.equal(broken.heard.deaf.length, 1);
 });
 
 test('a failed VAD push counts its window as silence: the call goes on, and later times stay right', async () => {

@@ -30,6 +30,12 @@ export const LATE_FINAL_WAIT_MS = 2500;
  */
 const STT_PROMPT_HOLD_MS = 1000;
 
+/**
+ * VAD pushes failed in a row (20 ms frames: 1 s of audio) after which, with no STT either, nothing hears the
+ * caller. Fewer are a blip: their windows count as silence.
+ */
+const VAD_FAILURES_DEAF = 50;
+
 /** Pushes remembered for a failed VAD push to know its windows: 10 s of 20 ms frames waiting on the VAD. */
 const VAD_PUSHES_REMEMBERED = 512;
 
@@ -138,6 +144,8 @@ export class TurnTaking {
   private readonly vadSamplesAfterPush = new Float64Array(VAD_PUSHES_REMEMBERED);
   private vadPushes = 0;
   private vadAnswers = 0;
+  private vadFailuresInARow = 0;
+  private deaf = false;
   private closed = false;
 
   constructor(
@@ -190,15 +198,21 @@ export class TurnTaking {
 
   private readonly onProbabilities = (probabilities: readonly number[]): void => {
     this.vadAnswers++;
+    this.vadFailuresInARow = 0;
     if (this.closed) return;
     for (let i = 0; i < probabilities.length; i++) this.judge(probabilities[i] as number);
   };
 
-  /** A failed inference loses its windows' judgement, not their time: they count as silence. */
+  /**
+   * A failed inference loses its windows' judgement, not their time: they count as silence. With no STT, a VAD
+   * that keeps failing leaves nothing to hear the caller.
+   */
   private readonly onVadFailure = (error: unknown): void => {
     const push = this.vadAnswers++;
+    this.vadFailuresInARow++;
     if (this.closed) return;
-    if (!this.recognizing) {
+    if (!this.recognizing && !this.deaf && this.vadFailuresInARow >= VAD_FAILURES_DEAF) {
+      this.deaf = true;
       this.listener.deaf(error instanceof Error ? error : new Error(String(error)));
       return;
     }
