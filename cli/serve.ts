@@ -225,6 +225,7 @@ export async function startPlatform(
         coord,
         lifecycle,
         slots,
+        webJoinWindowMs: config.webCallJoinMs,
         ...(options.clock ? { clock: options.clock } : {}),
       });
       const sweep = () =>
@@ -235,7 +236,8 @@ export async function startPlatform(
           (err: unknown) => logger.error({ err }, 'call recovery failed'),
         );
       await sweep();
-      const sweeper = setInterval(sweep, RECOVERY_SWEEP_MS);
+      // Often enough to renew the slots of web calls waiting for their browser within a short lease.
+      const sweeper = setInterval(sweep, Math.min(RECOVERY_SWEEP_MS, slots.renewEveryMs));
       closers.push(async () => clearInterval(sweeper));
       logger.info('worker role: dialer, call recovery and webhook dispatcher running');
     }
