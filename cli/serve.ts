@@ -130,6 +130,7 @@ export async function startPlatform(
         allowFallback: config.gatewayAllowFallback,
         tokens,
         handlerFactory: streams.handlerFactory,
+        endedCallEvent: streams.endedCallEvent,
         registry: metrics,
         logger,
         ...(options.clock ? { clock: options.clock } : {}),
