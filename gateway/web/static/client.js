@@ -8,8 +8,8 @@
 // acknowledges marks when the audio before them has played, and flushes on `clear`. Codecs: `pcm16` (default;
 // 16 kHz PCM16 frames) or `opus` (48 kHz, one Opus packet per 20 ms, encoded and decoded with WebCodecs; falls
 // back to pcm16 where WebCodecs cannot do Opus, and says so in `stats.codecFallback`).
-// Events: ready (detail: the server's ready message), mark-played (detail: {name}), cleared, ended
-// (detail: {code, reason, byeReason, call}), error, audio-blocked (the browser holds playback until the user
+// Events: ready (detail: the server's ready message), mark-played (detail: {name}), cleared, ended (detail:
+// {code, reason, byeReason, call, hungUp}), error, audio-blocked (the browser holds playback until the user
 // interacts with the page: call `resumeAudio()` from a click), and the call events, each named by its type with
 // the message as detail: call.status, transcript.partial, transcript.final, caller.turn, agent.turn,
 // interruption, latency.
@@ -78,6 +78,8 @@ export class WebCall extends EventTarget {
     this.call = undefined;
     /** The reason of the server's bye, when it ended the call. */
     this.byeReason = undefined;
+    /** Whether this side hung up (`hangUp()`). */
+    this.hungUp = false;
     this.ws = undefined;
     this.context = undefined;
     this.node = undefined;
@@ -152,6 +154,7 @@ export class WebCall extends EventTarget {
   }
 
   hangUp() {
+    this.hungUp = true;
     this.sendJson({ type: 'bye' });
     this.ws?.close(1000, 'bye');
   }
@@ -306,7 +309,7 @@ export class WebCall extends EventTarget {
     for (const track of this.media?.getTracks() ?? []) track.stop();
     for (const codec of [this.encoder, this.decoder]) if (codec && codec.state !== 'closed') codec.close();
     this.context?.close().catch(() => {});
-    const detail = { code, reason, byeReason: this.byeReason, call: this.call };
+    const detail = { code, reason, byeReason: this.byeReason, call: this.call, hungUp: this.hungUp };
     this.dispatchEvent(new CustomEvent('ended', { detail }));
   }
 }
