@@ -232,7 +232,9 @@ export async function startPlatform(
       const sweep = () =>
         recovery.sweep().then(
           (ended) => {
-            if (ended.length > 0) logger.warn({ calls: ended.map((c) => c.id) }, 'ended orphaned calls');
+            const calls = ended.map((c) => ({ id: c.id, status: c.status, ended_reason: c.endedReason }));
+            if (calls.length > 0)
+              logger.warn({ calls }, 'recovery ended calls: unanswered, or their node stopped');
           },
           (err: unknown) => logger.error({ err }, 'call recovery failed'),
         );
