@@ -134,6 +134,7 @@ export async function startPlatform(
         allowFallback: config.gatewayAllowFallback,
         tokens,
         handlerFactory: streams.handlerFactory,
+        endedCallEvent: streams.endedCallEvent,
         registry: metrics,
         logger,
         ...(options.clock ? { clock: options.clock } : {}),
@@ -230,17 +231,21 @@ export async function startPlatform(
         coord,
         lifecycle,
         slots,
+        webJoinWindowMs: config.webCallJoinMs,
         ...(options.clock ? { clock: options.clock } : {}),
       });
       const sweep = () =>
         recovery.sweep().then(
           (ended) => {
-            if (ended.length > 0) logger.warn({ calls: ended.map((c) => c.id) }, 'ended orphaned calls');
+            const calls = ended.map((c) => ({ id: c.id, status: c.status, ended_reason: c.endedReason }));
+            if (calls.length > 0)
+              logger.warn({ calls }, 'recovery ended calls: unanswered, or their node stopped');
           },
           (err: unknown) => logger.error({ err }, 'call recovery failed'),
         );
       await sweep();
-      const sweeper = setInterval(sweep, RECOVERY_SWEEP_MS);
+      // Often enough to renew the slots of web calls waiting for their browser within a short lease.
+      const sweeper = setInterval(sweep, Math.min(RECOVERY_SWEEP_MS, slots.renewEveryMs));
       closers.push(async () => clearInterval(sweeper));
       logger.info('worker role: dialer, call recovery and webhook dispatcher running');
     }

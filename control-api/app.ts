@@ -30,7 +30,12 @@ import { registerWalletRoutes } from './routes/v2/wallet.ts';
 export interface ApiDeps {
   config: Pick<
     Config,
-    'bodyLimitBytes' | 'apiRatePerSec' | 'apiRateBurst' | 'publicApiUrl' | 'allowPrivateWebhooks'
+    | 'bodyLimitBytes'
+    | 'apiRatePerSec'
+    | 'apiRateBurst'
+    | 'publicApiUrl'
+    | 'allowPrivateWebhooks'
+    | 'webCallJoinMs'
   >;
   store: Store;
   /** Transcripts and recordings of ended calls. */

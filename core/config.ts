@@ -70,6 +70,8 @@ const envSchema = z.object({
   TTS_API_KEY: z.string().optional(),
   SANDBOX_RING_MS: positiveInt.default(3_000),
   LIVE_CALL_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).default(90_000),
+  // At most the longest a stream token may live (core/auth/stream-tokens.ts MAX_TOKEN_TTL_MS).
+  WEB_CALL_JOIN_MS: z.coerce.number().int().min(1_000).max(600_000).default(600_000),
   TWILIO_API_BASE: z.string().url().default('https://api.twilio.com'),
   TWILIO_ACCOUNT_SID: z
     .string()
@@ -122,6 +124,11 @@ export interface Config {
   readonly liveCallLeaseMs: number;
   /** How long the sandbox carrier's never-answering callee rings before `no_answer`. */
   readonly sandboxRingMs: number;
+  /**
+   * How long a browser has to join a web call, from its creation: the lifetime of its join token. A web call
+   * nobody joined ends `no_answer` once this has passed.
+   */
+  readonly webCallJoinMs: number;
   /** The Twilio account production workspaces dial through; undefined when not configured. */
   readonly twilio:
     | {
@@ -243,6 +250,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }),
     sandboxRingMs: e.SANDBOX_RING_MS,
     liveCallLeaseMs: e.LIVE_CALL_LEASE_MS,
+    webCallJoinMs: e.WEB_CALL_JOIN_MS,
     twilio: twilioOf(e),
   });
 }

@@ -27,6 +27,16 @@ export interface StreamEnd {
   readonly closeCode: number | undefined;
 }
 
+/**
+ * A JSON message about the call for the client on the other end of the stream (the browser: the
+ * conversation, the call's state, each turn's latency; gateway/web/PROTOCOL.md). Carriers have no such
+ * channel.
+ */
+export interface StreamEvent {
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
+
 export interface MediaOutput {
   /** Agent audio, PCM16 16 kHz, any length. Dropped silently after the stream ended. */
   sendAudio(pcm16k: Int16Array): void;
@@ -38,6 +48,8 @@ export interface MediaOutput {
   end(reason?: string): void;
   /** Estimated milliseconds of audio sent or queued that have not been played yet. */
   queuedMs(): number;
+  /** Tells the client about the call; present only on streams whose protocol has a way to (the browser's). */
+  sendEvent?(event: StreamEvent): void;
 }
 
 export interface StreamContext {

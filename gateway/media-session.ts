@@ -8,6 +8,7 @@ import type {
   MediaOutput,
   PlaybackAck,
   StreamContext,
+  StreamEvent,
 } from './handler.ts';
 import type { StreamLimits } from './limits.ts';
 import { type GatewayMetrics, type MetricsCursor, newMetricsCursor } from './metrics.ts';
@@ -55,6 +56,8 @@ export interface MediaSessionOptions {
   readonly limits: StreamLimits;
   /** The verdict on a token that came in the URL query (checked during the upgrade), if one did. */
   readonly urlToken: TokenVerdict | undefined;
+  /** How the call ended, told to the client before a refused URL token closes the stream. */
+  readonly endedCall?: StreamEvent | undefined;
   /** The call id the URL names (`/web/{call_id}` or a `call_id` query parameter), if any. */
   readonly statedCallId: string | undefined;
   readonly onEnd: (session: MediaSession) => void;
@@ -104,7 +107,11 @@ export class MediaSession {
   open(): void {
     this.o.metrics.opened.inc({ carrier: this.o.carrier });
     this.o.metrics.active.inc({ carrier: this.o.carrier });
-    if (this.o.urlToken && !this.o.urlToken.ok) this.refuse(this.o.urlToken.reason);
+    if (this.o.urlToken && !this.o.urlToken.ok) {
+      const { endedCall, adapter } = this.o;
+      if (endedCall && adapter.encodeEvent) this.outbound.control(adapter.encodeEvent(endedCall));
+      this.refuse(this.o.urlToken.reason);
+    }
   }
 
   get ended(): boolean {
@@ -243,6 +250,10 @@ export class MediaSession {
       end: (reason = 'hangup') => this.withCork(() => this.close('normal', reason)),
       queuedMs: () => this.outbound.queuedMs(performance.now()),
     };
+    const { adapter } = this.o;
+    if (adapter.encodeEvent) {
+      output.sendEvent = (event) => this.withCork(() => this.outbound.control(adapter.encodeEvent!(event)));
+    }
     const ctx: StreamContext = {
       carrier: this.o.carrier,
       callId,

@@ -12,7 +12,7 @@ import type { Registry } from 'prom-client';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { MEDIA_ADAPTERS } from './carriers/index.ts';
 import type { CarrierName } from './carriers/types.ts';
-import type { MediaHandlerFactory } from './handler.ts';
+import type { MediaHandlerFactory, StreamEvent } from './handler.ts';
 import { DEFAULT_GATEWAY_LIMITS, type GatewayLimits } from './limits.ts';
 import { MediaSession, type StreamSummary } from './media-session.ts';
 import { GatewayMetrics } from './metrics.ts';
@@ -52,6 +52,11 @@ export interface GatewayOptions {
   readonly clock?: Clock;
   /** Overrides of the defaults above (tests shorten timeouts). */
   readonly limits?: Partial<GatewayLimits>;
+  /**
+   * How an ended call went, for a browser whose genuine token was refused as expired or used: told before
+   * the socket closes (undefined while the call can still go on).
+   */
+  readonly endedCallEvent?: (callId: string) => Promise<StreamEvent | undefined>;
 }
 
 export interface GatewayStats {
@@ -82,6 +87,8 @@ export interface SocketData {
   readonly pathCallId: string | undefined;
   readonly statedCallId: string | undefined;
   urlToken: TokenVerdict | undefined;
+  /** For a browser refused on an ended call's token: how the call ended. */
+  endedCall: StreamEvent | undefined;
   session: MediaSession | undefined;
   transport: UwsTransport | undefined;
 }
@@ -152,6 +159,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       pathCallId,
       statedCallId: pathCallId ?? params.get('call_id') ?? undefined,
       urlToken: undefined,
+      endedCall: undefined,
       session: undefined,
       transport: undefined,
     };
@@ -172,9 +180,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     options.tokens
       .verify(token, carrier, data.statedCallId)
       .catch((): TokenVerdict => ({ ok: false, reason: 'check_failed' }))
-      .then((verdict) => {
-        if (aborted) return;
+      .then(async (verdict) => {
         data.urlToken = verdict;
+        if (!verdict.ok && verdict.callId !== undefined && verdict.callId === data.pathCallId) {
+          data.endedCall = await options.endedCallEvent?.(verdict.callId).catch(() => undefined);
+        }
+        if (aborted) return;
         res.cork(() => res.upgrade(data, key, protocol, extensions, context));
       });
   };
@@ -199,6 +210,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       clock,
       limits,
       urlToken: data.urlToken,
+      endedCall: data.endedCall,
       statedCallId: data.statedCallId,
       onEnd,
     });

@@ -151,8 +151,14 @@ export const createdCallSchema = callSchema.extend({
         .string()
         .describe('WebSocket URL of the call’s media stream (gateway/web/PROTOCOL.md), token included'),
       token: z.string().describe('one-time stream token; good for one connection'),
-      expires_at: timestamp.describe('the browser must join before this'),
-      page_url: z.string().describe('the gateway’s demo page, joined to this call'),
+      expires_at: timestamp.describe(
+        'the browser must join before this (WEB_CALL_JOIN_MS after creation); a web call nobody joined ends no_answer then',
+      ),
+      page_url: z
+        .string()
+        .describe(
+          'the gateway’s demo page for this call: opened, it joins the call at once and shows the conversation',
+        ),
     })
     .optional()
     .describe('web calls only: how a browser joins'),

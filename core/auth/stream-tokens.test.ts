@@ -21,7 +21,11 @@ describe('StreamTokens', () => {
     const first = await tokens.verify(token, 'twilio');
     assert.equal(first.ok, true);
     assert.equal(first.ok && first.callId, 'call_A');
-    assert.deepEqual(await tokens.verify(token, 'twilio'), { ok: false, reason: 'reused' });
+    assert.deepEqual(
+      await tokens.verify(token, 'twilio'),
+      { ok: false, reason: 'reused', callId: 'call_A' },
+      'a genuine token refused for its use still names its call',
+    );
   });
 
   test('the token is URL-safe (it goes into query strings and TwiML unescaped)', () => {
@@ -35,7 +39,11 @@ describe('StreamTokens', () => {
     const { clock, tokens } = setup();
     const token = tokens.mint('call_A', 'exotel', 1000);
     clock.advance(1000 + 5000);
-    assert.deepEqual(await tokens.verify(token, 'exotel'), { ok: false, reason: 'expired' });
+    assert.deepEqual(await tokens.verify(token, 'exotel'), {
+      ok: false,
+      reason: 'expired',
+      callId: 'call_A',
+    });
   });
 
   test('another call id than the one the stream names is wrong_call, and does not burn the token', async () => {

@@ -38,7 +38,15 @@ export type TokenRejection =
 
 export type TokenVerdict =
   | { readonly ok: true; readonly callId: string; readonly tokenId: string; readonly expiresAt: number }
-  | { readonly ok: false; readonly reason: TokenRejection };
+  | {
+      readonly ok: false;
+      readonly reason: TokenRejection;
+      /**
+       * The call a genuine token was minted for, when it was refused only for its time (`expired`, `reused`):
+       * its holder had the link, so it may be told how that call went.
+       */
+      readonly callId?: string;
+    };
 
 /** One-time use tracking. `claim` answers true for the first claim of an id within `ttlMs`, false afterwards. */
 export interface TokenClaims {
@@ -129,7 +137,7 @@ export class StreamTokens {
     }
     if (payload.k !== expectedCarrier) return { ok: false, reason: 'wrong_carrier' };
     const now = this.clock.now();
-    if (payload.e + CLOCK_SKEW_MS <= now) return { ok: false, reason: 'expired' };
+    if (payload.e + CLOCK_SKEW_MS <= now) return { ok: false, reason: 'expired', callId: payload.c };
     if (expectedCallId !== undefined && expectedCallId !== payload.c)
       return { ok: false, reason: 'wrong_call' };
     let first: boolean;
@@ -138,7 +146,7 @@ export class StreamTokens {
     } catch {
       return { ok: false, reason: 'check_failed' };
     }
-    if (!first) return { ok: false, reason: 'reused' };
+    if (!first) return { ok: false, reason: 'reused', callId: payload.c };
     return { ok: true, callId: payload.c, tokenId: payload.i, expiresAt: payload.e };
   }
 

@@ -17,7 +17,7 @@ import { admitCall } from './admission.ts';
 import { type CallCommand, onCallCommand } from './control.ts';
 import { CallLifecycle } from './lifecycle.ts';
 import { LiveCallSlots } from './live-slots.ts';
-import { CallRecovery } from './recovery.ts';
+import { CallRecovery, webJoinDeadline } from './recovery.ts';
 import { fundedWorkspace } from './testing/workspaces.ts';
 
 const CASE_TIMEOUT_MS = 30_000;
@@ -205,6 +205,49 @@ for (const coordTarget of coordinatorTargetList) {
         assert.deepEqual(hungUp(), [[ringing.id, 'test-carrier', `cc-${ringing.id}`]]);
         assert.deepEqual(await recovery.sweep(), []);
         assert.deepEqual(await eventTypes(ringing), ['call.failed'], 'still one terminal event');
+      });
+
+      test('a web call waits for its browser past the ring deadline, its slot kept, until its join token expires', async () => {
+        const ws = await fundedWorkspace(store, START_PAISE);
+        const joinWindowMs = 5 * RING_DEADLINE_MS;
+        const leaseMs = RING_DEADLINE_MS;
+        const slots = new LiveCallSlots(coords[0], 5, leaseMs);
+        const lifecycle = new CallLifecycle({ store, clock, slots });
+        const recovery = new CallRecovery({
+          store,
+          coord: coords[0],
+          lifecycle,
+          slots,
+          ringDeadlineMs: RING_DEADLINE_MS,
+          webJoinWindowMs: joinWindowMs,
+          clock,
+        });
+        const web = await admitCall(store, { ...ws, channel: 'web', webhookUrl: null });
+        assert.ok(await slots.acquire(ws.workspaceId, web.id));
+        assert.ok(await lifecycle.markDialing(ws.workspaceId, web.id, { carrier: 'web' }));
+        const deadline = webJoinDeadline(web, joinWindowMs);
+
+        // Sweeps a third of a lease apart, as the worker runs them: the slot never runs out while it waits.
+        const step = leaseMs / 3;
+        while (clock.now() + step <= deadline) {
+          clock.advance(step);
+          assert.deepEqual(await recovery.sweep(), [], `still waiting ${clock.now() - web.createdAt} ms in`);
+          assert.equal((await callNow(web))?.status, 'dialing');
+          assert.ok((await slots.holders(ws.workspaceId)).has(web.id), 'its slot is renewed meanwhile');
+        }
+        assert.ok(clock.now() - web.createdAt > RING_DEADLINE_MS, 'past the ring deadline of a phone call');
+        clock.set(deadline);
+        assert.deepEqual(await recovery.sweep(), [], 'at the token expiry, not past it');
+        clock.advance(1);
+        assert.deepEqual(idsOf(await recovery.sweep()), [web.id]);
+
+        const ended = await callNow(web);
+        assert.equal(ended?.status, 'no_answer');
+        assert.equal(ended?.endedReason, 'customer-did-not-answer');
+        assert.match(ended?.error ?? '', /join token expired/);
+        assert.equal(ended?.costPaise, 0);
+        assert.deepEqual(await eventTypes(web), ['call.failed']);
+        assert.ok(!(await slots.holders(ws.workspaceId)).has(web.id), 'its slot is free again');
       });
 
       test('leaves alone calls whose slot is held, queued calls, and calls too young to judge', async () => {

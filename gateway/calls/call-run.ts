@@ -22,6 +22,7 @@ import {
 } from '../../pipeline/session.ts';
 import type { TranscriptTurn } from '../../pipeline/transcript.ts';
 import type { StreamContext } from '../handler.ts';
+import { browserEventOf, callStatusEvent } from '../web/events.ts';
 
 export interface CallRunDeps {
   store: Store;
@@ -115,7 +116,11 @@ export class CallRun {
     if (!call) return undefined;
     const engines = deps.engines;
     const live = call.channel === 'web' ? deps.liveEvents : undefined;
-    live?.(call.id, { type: 'call.status', call: callObject(call) });
+    const publish = (event: LiveCallEvent) => {
+      live?.(call.id, event);
+      ctx.output.sendEvent?.(browserEventOf(event));
+    };
+    publish({ type: 'call.status', call: callObject(call) });
     const stored = revision.content as unknown as AgentSettings;
     const agent: AgentSettings = { ...stored, max_duration_secs: call.maxDurationSecs };
     await mkdir(deps.partialDir, { recursive: true });
@@ -128,7 +133,7 @@ export class CallRun {
       recorder: new CallRecorder(recordingFile),
       onEvent: (event) => {
         logEvent(ctx, event);
-        if (live) for (const out of liveEventsOf(event)) live(call.id, out);
+        for (const out of liveEventsOf(event)) publish(out);
       },
       onLatency: (latency, _account, turn) =>
         deps.metrics?.observe(latency, {
@@ -274,10 +279,11 @@ const QUEUED_POLL_MS = 250;
  * stream open, until the dialer lets the call go. Undefined when the call cannot be answered.
  */
 async function waitUntilDialing(store: Store, ctx: StreamContext): Promise<CallRecord | undefined> {
-  for (;;) {
+  for (let polls = 0; ; polls++) {
     const call = await store.calls.findById(ctx.callId);
     if (call?.status === 'dialing') return call;
     if (call?.status !== 'queued' || call.channel !== 'web' || ctx.signal.aborted) return undefined;
+    if (polls === 0) ctx.output.sendEvent?.(callStatusEvent(call));
     await sleep(QUEUED_POLL_MS);
   }
 }

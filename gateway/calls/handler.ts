@@ -1,6 +1,8 @@
 import { onCallCommand } from '../../core/calls/control.ts';
+import { isTerminal } from '../../core/calls/state-machine.ts';
 import type { Coordinator, Unsubscribe } from '../../core/coord/types.ts';
-import type { MediaHandler, MediaHandlerFactory, StreamContext } from '../handler.ts';
+import type { MediaHandler, MediaHandlerFactory, StreamContext, StreamEvent } from '../handler.ts';
+import { callStatusEvent } from '../web/events.ts';
 import { CallRun, type CallRunDeps } from './call-run.ts';
 
 /**
@@ -35,6 +37,12 @@ export class CallStreams {
     await this.unsubscribe?.();
   }
 
+  /** The `call.status` event of an ended call (for its browser); undefined while the call can still go on. */
+  readonly endedCallEvent = async (callId: string): Promise<StreamEvent | undefined> => {
+    const call = await this.deps.store.calls.findById(callId);
+    return call && isTerminal(call.status) ? callStatusEvent(call) : undefined;
+  };
+
   /** Calls running on this node now. */
   get live(): number {
     return this.runs.size;
@@ -48,6 +56,9 @@ export class CallStreams {
       onStart: async () => {
         run = await CallRun.begin(this.deps, ctx);
         if (!run) {
+          // A browser opening an ended call's page is told how it ended.
+          const ended = await this.endedCallEvent(ctx.callId);
+          if (ended) ctx.output.sendEvent?.(ended);
           ctx.output.end('call_not_live');
           return;
         }

@@ -1,3 +1,5 @@
+import type { StreamEvent } from '../handler.ts';
+
 /**
  * One interface for every media protocol the gateway speaks (ARCHITECTURE.md section 7). An adapter is a
  * serializer for one stream: it turns each WebSocket message of its carrier into canonical events, and turns
@@ -93,6 +95,8 @@ export interface CarrierMedia {
   encodeClear(): WireMessage[];
   /** Messages to send before the gateway closes the stream itself (the browser's `bye`); usually none. */
   encodeEnd(reason: string): WireMessage[];
+  /** A message about the call for the client (the browser's events); carriers without one leave this out. */
+  encodeEvent?(event: StreamEvent): WireMessage[];
 }
 
 /** What an adapter learns from the HTTP upgrade request. */

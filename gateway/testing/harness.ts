@@ -7,7 +7,7 @@ import type { MediaHandler, MediaHandlerFactory, PlaybackAck, StreamContext, Str
 import { echoHandler } from '../handlers/echo.ts';
 import type { GatewayLimits } from '../limits.ts';
 import type { StreamSummary } from '../media-session.ts';
-import { type Gateway, startGateway } from '../server.ts';
+import { type Gateway, type GatewayOptions, startGateway } from '../server.ts';
 import { MemoryTokenClaims, StreamTokens } from '../tokens.ts';
 
 /** Test support: a gateway on port 0 with captured logs, a WebSocket client that records, a recording handler. */
@@ -27,7 +27,12 @@ export interface TestGateway {
 }
 
 export async function startTestGateway(
-  options: { handlerFactory?: MediaHandlerFactory; limits?: Partial<GatewayLimits>; clock?: Clock } = {},
+  options: {
+    handlerFactory?: MediaHandlerFactory;
+    limits?: Partial<GatewayLimits>;
+    clock?: Clock;
+    endedCallEvent?: GatewayOptions['endedCallEvent'];
+  } = {},
 ): Promise<TestGateway> {
   const clock = options.clock ?? systemClock;
   const registry = new Registry();
@@ -44,6 +49,7 @@ export async function startTestGateway(
     logger,
     clock,
     limits: options.limits,
+    ...(options.endedCallEvent ? { endedCallEvent: options.endedCallEvent } : {}),
   });
   return {
     gateway,

@@ -101,20 +101,17 @@ describe('demo page in headless Chromium', {
     const mid = await stats();
     assert.ok(mid && mid.framesSent >= 50, `the page sent ${mid?.framesSent} frames`);
     assert.ok(mid.audioMessagesReceived >= 50, 'and received the echo as 20 ms frames');
-    assert.equal(await page.textContent('#status'), 'connected');
+    assert.equal(await page.textContent('#state'), 'Connected');
 
+    await page.click('#keypad-panel summary');
     await page.click('#keypad button:first-child');
     await page.waitForFunction('(window.webCall?.stats.marksPlayed ?? 0) >= 1', undefined, {
       timeout: 10_000,
     });
     await page.click('#hangup');
-    await page.waitForFunction(
-      "document.querySelector('#status')?.textContent?.startsWith('ended')",
-      undefined,
-      {
-        timeout: 10_000,
-      },
-    );
+    await page.waitForFunction("document.querySelector('#state')?.textContent === 'Ended'", undefined, {
+      timeout: 10_000,
+    });
     const summary = await waitForSummary(gw, 'call_BROWSER');
     await page.close();
 
@@ -158,8 +155,9 @@ describe('demo page in headless Chromium', {
     // 20 ms of 16-bit PCM would be 640 bytes; an Opus packet at 24 kb/s is about 60.
     assert.ok(mid.audioBytesReceived / mid.audioMessagesReceived < 320, 'the echo came back compressed');
     assert.equal(mid.decodeErrors, 0);
-    assert.equal(await page.textContent('#status'), 'connected');
+    assert.equal(await page.textContent('#state'), 'Connected');
 
+    await page.click('#keypad-panel summary');
     const key = (digit: string) => page.locator('#keypad button', { hasText: digit }).click();
     await key('1');
     await page.waitForFunction('(window.webCall?.stats.marksPlayed ?? 0) >= 1', undefined, {
@@ -181,11 +179,9 @@ describe('demo page in headless Chromium', {
     });
     const end = (await stats())!;
     await page.click('#hangup');
-    await page.waitForFunction(
-      "document.querySelector('#status')?.textContent?.startsWith('ended')",
-      undefined,
-      { timeout: 10_000 },
-    );
+    await page.waitForFunction("document.querySelector('#state')?.textContent === 'Ended'", undefined, {
+      timeout: 10_000,
+    });
     const summary = await waitForSummary(gw, 'call_BROWSER_OPUS');
     await page.close();
 
@@ -229,7 +225,8 @@ describe('demo page in headless Chromium', {
     const stats = (await page.evaluate('window.webCall.stats')) as PageStats & { codecFallback?: string };
     assert.equal(stats.codec, 'pcm16');
     assert.match(stats.codecFallback ?? '', /Opus is not available/);
-    assert.match((await page.textContent('#status')) ?? '', /^connected \(.*Opus is not available/);
+    assert.equal(await page.textContent('#state'), 'Connected');
+    assert.match((await page.textContent('#notice')) ?? '', /Opus is not available/);
     await page.click('#hangup');
     const summary = await waitForSummary(gw, 'call_BROWSER_FALLBACK');
     await page.close();

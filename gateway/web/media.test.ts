@@ -1,11 +1,14 @@
 /**
  * The browser protocol (PROTOCOL.md) against the running gateway with a plain WebSocket client: hello/ready,
  * PCM16 16 kHz frames echoed byte for byte, mark/ack, clear/cleared, dtmf, bye; audio without a hello; Opus
- * when the hello asks for it; a hello the server cannot take.
+ * when the hello asks for it; a hello the server cannot take; call events to the browser, and how an ended
+ * call's refused token is answered.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { OpusCodec, pcm16FromBytes, pcm16ToBytes } from '../../codecs/index.ts';
+import type { MediaHandlerFactory } from '../handler.ts';
 import { concat, sine, toneShare } from '../testing/audio.ts';
 import {
   type RecordedEvent,
@@ -110,5 +113,88 @@ describe('browser web calls over a real WebSocket', () => {
     const c = await TestClient.open(gw.url(`/web/call_W4?token=${token}`));
     c.send({ type: 'hello', codec: 'speex', sample_rate: 16000 });
     assert.deepEqual(await c.closed, { code: 4013, reason: 'unsupported_format' });
+  });
+});
+
+describe('call events to the browser', () => {
+  let gw: TestGateway;
+  /** Whether each stream's output could send events, by carrier. */
+  const canSend: Array<[string, boolean]> = [];
+  const handlerFactory: MediaHandlerFactory = (ctx) => {
+    const echo = recordingEcho([])(ctx);
+    return {
+      ...echo,
+      onStart() {
+        canSend.push([ctx.carrier, ctx.output.sendEvent !== undefined]);
+        ctx.output.sendEvent?.({ type: 'call.status', status: 'in_progress', ended_reason: null });
+      },
+    };
+  };
+  const ended = { type: 'call.status', status: 'no_answer', ended_reason: 'customer-did-not-answer' };
+  before(async () => {
+    gw = await startTestGateway({
+      handlerFactory,
+      endedCallEvent: async (callId) => (callId === 'call_ENDED' ? ended : undefined),
+    });
+  });
+  after(() => gw.close());
+
+  test('a handler tells the browser about its call in text messages; carrier streams have no such channel', async () => {
+    const token = gw.mint('call_E1', 'web');
+    const c = await TestClient.open(gw.url(`/web/call_E1?token=${token}`));
+    c.send({ type: 'hello' });
+    await c.waitFor(() => c.json().some((m) => m.type === 'call.status'), 5000, 'call.status');
+    assert.deepEqual(
+      c.json().map((m) => m.type),
+      ['ready', 'call.status'],
+    );
+    assert.deepEqual(c.json()[1], { type: 'call.status', status: 'in_progress', ended_reason: null });
+    c.send({ type: 'bye' });
+    await c.closed;
+
+    const twilio = await TestClient.open(gw.url('/media/twilio'));
+    twilio.send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
+    twilio.send({
+      event: 'start',
+      sequenceNumber: '1',
+      streamSid: 'MZ0123456789abcdef0123456789abcdef',
+      start: {
+        accountSid: 'AC0123456789abcdef0123456789abcdef',
+        streamSid: 'MZ0123456789abcdef0123456789abcdef',
+        callSid: 'CA0123456789abcdef0123456789abcdef',
+        tracks: ['inbound'],
+        customParameters: { token: gw.mint('call_E2', 'twilio') },
+        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+      },
+    });
+    const deadline = Date.now() + 5000;
+    while (canSend.length < 2 && Date.now() < deadline) await sleep(10);
+    twilio.close();
+    assert.deepEqual(canSend, [
+      ['web', true],
+      ['twilio', false],
+    ]);
+  });
+
+  test("a used token of an ended call is answered with the call's end, then 4005; a live call's is not", async () => {
+    const token = gw.mint('call_ENDED', 'web');
+    const first = await TestClient.open(gw.url(`/web/call_ENDED?token=${token}`));
+    first.send({ type: 'hello' });
+    await first.waitFor(() => first.json().some((m) => m.type === 'ready'), 5000, 'ready');
+    first.send({ type: 'bye' });
+    await first.closed;
+
+    const again = await TestClient.open(gw.url(`/web/call_ENDED?token=${token}`));
+    assert.deepEqual(await again.closed, { code: 4005, reason: 'token_reused' });
+    assert.deepEqual(again.json(), [ended]);
+
+    const live = gw.mint('call_E3', 'web');
+    const joined = await TestClient.open(gw.url(`/web/call_E3?token=${live}`));
+    joined.send({ type: 'hello' });
+    await joined.waitFor(() => joined.json().some((m) => m.type === 'ready'), 5000, 'ready');
+    const second = await TestClient.open(gw.url(`/web/call_E3?token=${live}`));
+    assert.deepEqual(await second.closed, { code: 4005, reason: 'token_reused' });
+    assert.deepEqual(second.json(), []);
+    joined.close();
   });
 });

@@ -21,6 +21,7 @@ import type {
   MediaFormat,
   WireMessage,
 } from '../carriers/types.ts';
+import type { StreamEvent } from '../handler.ts';
 
 /**
  * The browser web-call protocol at `/web/{call_id}?token=...`; `PROTOCOL.md` beside this file is its
@@ -159,6 +160,10 @@ export class WebMedia implements CarrierMedia {
 
   encodeEnd(reason: string): WireMessage[] {
     return [control({ type: 'bye', reason })];
+  }
+
+  encodeEvent(event: StreamEvent): WireMessage[] {
+    return [control(event)];
   }
 
   private binary(chunks: Uint8Array[]): WireMessage[] {

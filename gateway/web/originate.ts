@@ -4,7 +4,8 @@ import type { CallRecord } from '../../core/store/types.ts';
 /**
  * The "carrier" of web calls: nothing rings. When the dialer gives a web call its live slot, the call waits in
  * `dialing` for the browser that holds its join token (the gateway answers it when the browser's stream
- * starts); a browser that never comes ends as `no_answer` at the ring deadline. Hanging up a web call is the
+ * starts); a call whose browser never comes ends `no_answer` when its join token expires (recovery, with the
+ * worker's `webCallJoinMs`; the API mints the token to the same deadline). Hanging up a web call is the
  * gateway's part (it ends the browser's stream).
  */
 export class WebCallCarrier implements Carrier {

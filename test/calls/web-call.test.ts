@@ -61,6 +61,22 @@ async function until(
   }
 }
 
+/** Polls the call over the API until it has `status`; fails naming the last status seen. */
+async function statusBecomes(
+  api: ReturnType<typeof client>,
+  id: string,
+  status: string,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let seen: string | undefined;
+  while (seen !== status) {
+    if (Date.now() > deadline) assert.fail(`call ${id} is ${seen}, not ${status}`);
+    await sleep(100);
+    seen = (await api<{ status: string }>('GET', `/v2/calls/${id}`)).body.status;
+  }
+}
+
 describe('a web call from the demo page in headless Chromium', {
   skip: chromiumMissing || (!SphinxTranscriber.available() && 'PocketSphinx is not installed'),
 }, () => {
@@ -142,8 +158,9 @@ describe('a web call from the demo page in headless Chromium', {
     const early = await api('POST', `/v2/calls/${id}/control`, { body: { action: 'say', text: 'Hi' } });
     assert.equal(early.status, 409, 'control waits for the call to be live');
 
+    // page_url joins by itself; processing=0 keeps the browser's noise suppression off the fake microphone.
     const page = await browser.newPage();
-    await page.goto(`${created.body.web.page_url}&autostart=1&processing=0`);
+    await page.goto(`${created.body.web.page_url}&processing=0`);
 
     const agentSaid = () => events.filter((e) => e.type === 'agent.turn').map((e) => e.text);
     await until('the call to go live', () => events.some((e) => e.call?.status === 'in_progress'));
@@ -154,6 +171,9 @@ describe('a web call from the demo page in headless Chromium', {
       () => JSON.stringify(events),
     );
     await until('the caller to be heard', () => events.some((e) => e.type === 'caller.turn'));
+    await page.waitForFunction("document.querySelector('#turns .turn.caller') !== null", undefined, {
+      timeout: 10_000,
+    });
 
     const say = await api('POST', `/v2/calls/${id}/control`, {
       body: { action: 'say', text: 'One moment please.' },
@@ -171,13 +191,14 @@ describe('a web call from the demo page in headless Chromium', {
     assert.equal(last?.call?.status, 'completed');
     assert.equal(last?.call?.ended_reason, 'assistant-ended-call');
     assert.ok(agentSaid().includes('Goodbye for now.'));
-    await page.waitForFunction(
-      "document.querySelector('#status')?.textContent?.startsWith('ended')",
-      undefined,
-      {
-        timeout: 10_000,
-      },
+    await page.waitForFunction("document.querySelector('#state')?.textContent === 'Ended'", undefined, {
+      timeout: 10_000,
+    });
+    assert.equal(await page.textContent('#notice'), 'This call has ended: the agent hung up.');
+    const pageAgentLines = await page.$$eval('#turns .turn.agent', (items) =>
+      items.map((item) => item.childNodes[1]?.textContent),
     );
+    assert.ok(pageAgentLines.includes('Goodbye for now.'), pageAgentLines.join(' | '));
     await page.close();
 
     const transcript = await api<{ turns: Array<{ speaker: string; text: string }> }>(
@@ -197,6 +218,42 @@ describe('a web call from the demo page in headless Chromium', {
     assert.ok(call.body.cost.amount_inr > 0, 'web calls are billed like phone calls');
   });
 
+  test('page_url joins without a click and shows the conversation as it happens, at phone width', async () => {
+    const created = await api<{ id: string; web: { page_url: string } }>('POST', '/v2/calls', {
+      body: { channel: 'web', agent_id: agentId, variables: { name: 'Meera' } },
+    });
+    assert.equal(created.status, 202, created.text);
+    const id = created.body.id;
+    assert.match(created.body.web.page_url, /[?&]autostart=1(&|$)/);
+
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(String(err)));
+    await page.goto(created.body.web.page_url);
+    await statusBecomes(api, id, 'in_progress', 20_000);
+    await page.waitForFunction("document.querySelector('#state')?.textContent === 'In call'", undefined, {
+      timeout: 10_000,
+    });
+    await page.waitForFunction(
+      "[...document.querySelectorAll('#turns .turn.agent')].some((t) => t.textContent.includes('Hello Meera, this is Asha.'))",
+      undefined,
+      { timeout: 45_000 },
+    );
+    const overflow = (await page.evaluate(
+      'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+    )) as number;
+    assert.equal(overflow, 0, 'nothing runs off the page at phone width');
+
+    await page.click('#hangup');
+    await page.waitForFunction("document.querySelector('#state')?.textContent === 'Ended'", undefined, {
+      timeout: 10_000,
+    });
+    assert.equal(await page.textContent('#notice'), 'This call has ended: you hung up.');
+    await statusBecomes(api, id, 'completed', 20_000);
+    await page.close();
+    assert.deepEqual(errors, []);
+  });
+
   test('live control and live events of a phone call answer 400 unsupported_channel', async () => {
     const phone = await api<{ id: string }>('POST', '/v2/calls', {
       body: { to: '+919876543211', agent_id: agentId },
@@ -211,5 +268,123 @@ describe('a web call from the demo page in headless Chromium', {
     const bad = await api('POST', `/v2/calls/${phone.body.id}/control`, { body: { action: 'dance' } });
     assert.equal(bad.status, 400);
     assert.equal(errorCode(bad), 'invalid_request');
+  });
+});
+
+describe('a web call nobody joins', () => {
+  /** Short join window, and a short lease: the waiting call's slot must be renewed to outlive it. */
+  const JOIN_WINDOW_MS = 12_000;
+  let platform: TestPlatform;
+  let api: ReturnType<typeof client>;
+  let agentId: string;
+  let browser: Browser | undefined;
+  let dir: string;
+
+  before(async () => {
+    platform = await startTestPlatform(embedded!, {
+      env: {
+        ROLES: 'api,gateway,worker',
+        WEB_CALL_JOIN_MS: String(JOIN_WINDOW_MS),
+        LIVE_CALL_LEASE_MS: '3000',
+      },
+    });
+    const workspace = await provisionWorkspace(platform.platform.store, {
+      name: 'Unjoined',
+      mode: 'sandbox',
+      balancePaise: 100_000,
+    });
+    api = client(platform.url, workspace.api_key);
+    const agent = await api<{ id: string }>('POST', '/v2/agents', {
+      body: { name: 'Asha', first_message: 'Hello, this is Asha.', voice: { voice_id: 'local-en-female' } },
+    });
+    assert.equal(agent.status, 201, agent.text);
+    agentId = agent.body.id;
+    if (!chromiumMissing) {
+      dir = mkdtempSync(path.join(tmpdir(), 'web-call-unjoined-'));
+      const wav = path.join(dir, 'silence.wav');
+      writeFileSync(wav, writeWav({ sampleRate: 16000, channels: [new Int16Array(16_000)] }));
+      browser = await launchChromium(wav);
+    }
+  });
+
+  after(async () => {
+    await browser?.close();
+    await platform?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  interface CallView {
+    id: string;
+    status: string;
+    ended_reason: string | null;
+    created_at: string;
+    ended_at: string | null;
+    cost: { amount_inr: number };
+  }
+
+  test('waits in dialing until its token expires, then ends no_answer; its page says so', async () => {
+    const created = await api<CallView & { web: { expires_at: string; page_url: string } }>(
+      'POST',
+      '/v2/calls',
+      { body: { channel: 'web', agent_id: agentId } },
+    );
+    assert.equal(created.status, 202, created.text);
+    const { id, web } = created.body;
+    const expiresAt = Date.parse(web.expires_at);
+    assert.equal(
+      expiresAt - Date.parse(created.body.created_at),
+      JOIN_WINDOW_MS,
+      'the token lives the window',
+    );
+
+    // Recovery sweeps every second here (a third of the lease): many sweeps see the call wait.
+    const seen: Array<{ at: number; status: string }> = [];
+    let call: CallView;
+    for (;;) {
+      call = (await api<CallView>('GET', `/v2/calls/${id}`)).body;
+      seen.push({ at: Date.now(), status: call.status });
+      if (!['queued', 'dialing'].includes(call.status)) break;
+      if (Date.now() > expiresAt + 20_000) assert.fail(`still ${call.status} long after its token expired`);
+      await sleep(250);
+    }
+    const before = seen.filter((s) => s.at < expiresAt).map((s) => s.status);
+    assert.ok(before.includes('dialing'), 'it waited in dialing');
+    assert.deepEqual(
+      [...new Set(before)].filter((s) => s !== 'queued' && s !== 'dialing'),
+      [],
+      'until expiry',
+    );
+    assert.equal(call.status, 'no_answer', JSON.stringify(call));
+    assert.equal(call.ended_reason, 'customer-did-not-answer');
+    assert.ok(Date.parse(call.ended_at ?? '') > expiresAt, 'not before its token expired');
+    assert.equal(call.cost.amount_inr, 0);
+
+    if (!browser) return;
+    const page = await browser.newPage();
+    await page.goto(web.page_url);
+    await page.waitForFunction("document.querySelector('#state')?.textContent === 'Ended'", undefined, {
+      timeout: 10_000,
+    });
+    assert.equal(
+      await page.textContent('#notice'),
+      'This call has ended: nobody joined it before its link expired.',
+    );
+    await page.close();
+  });
+
+  test('the page of a call cancelled before anyone joined says so', { skip: chromiumMissing }, async () => {
+    const created = await api<{ id: string; web: { page_url: string } }>('POST', '/v2/calls', {
+      body: { channel: 'web', agent_id: agentId },
+    });
+    assert.equal(created.status, 202, created.text);
+    const aborted = await api('POST', `/v2/calls/${created.body.id}/abort`);
+    assert.equal(aborted.status, 200, aborted.text);
+    const page = await browser!.newPage();
+    await page.goto(created.body.web.page_url);
+    await page.waitForFunction("document.querySelector('#state')?.textContent === 'Ended'", undefined, {
+      timeout: 10_000,
+    });
+    assert.equal(await page.textContent('#notice'), 'This call has ended: it was cancelled.');
+    await page.close();
   });
 });

@@ -1,13 +1,14 @@
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { MAX_TOKEN_TTL_MS, type StreamTokens } from '../../../core/auth/stream-tokens.ts';
+import type { StreamTokens } from '../../../core/auth/stream-tokens.ts';
 import { admitCall } from '../../../core/calls/admission.ts';
 import type { CallArtifacts } from '../../../core/calls/artifacts.ts';
 import { announceQueued, sendCallCommand } from '../../../core/calls/control.ts';
 import type { CallLifecycle } from '../../../core/calls/lifecycle.ts';
+import { webJoinDeadline } from '../../../core/calls/recovery.ts';
 import { callObject } from '../../../core/calls/representation.ts';
-import { type Clock, systemClock } from '../../../core/clock.ts';
+import { type Clock, isoTime, systemClock } from '../../../core/clock.ts';
 import type { Config } from '../../../core/config.ts';
 import type { Coordinator } from '../../../core/coord/types.ts';
 import { ApiError, invalid, notFound } from '../../../core/errors.ts';
@@ -38,7 +39,7 @@ import {
 import { idParams } from '../../schemas/common.ts';
 
 export interface CallRouteDeps {
-  config: Pick<Config, 'publicApiUrl' | 'allowPrivateWebhooks'>;
+  config: Pick<Config, 'publicApiUrl' | 'allowPrivateWebhooks' | 'webCallJoinMs'>;
   store: Store;
   coord: Coordinator;
   artifacts: CallArtifacts;
@@ -51,12 +52,6 @@ export interface CallRouteDeps {
   lifecycle: CallLifecycle;
   clock?: Clock;
 }
-
-/**
- * How long a browser has to join a web call: the longest a token may live. A web call that waits in the queue
- * behind the workspace's live calls keeps its place; the browser holds its connection open meanwhile.
- */
-const WEB_JOIN_TTL_MS = MAX_TOKEN_TTL_MS;
 
 /** `localhost` names and literal loopback, private or link-local addresses; names are resolved at delivery. */
 function isInternalHost(hostname: string): boolean {
@@ -114,14 +109,21 @@ export function registerCallRoutes(app: FastifyInstance, registry: RouteRegistry
   const links = new RecordingLinks(deps.secretKey);
   const wakeDialers = announceQueued(coord);
 
-  const webJoin = (callId: string, gatewayUrl: string) => {
-    const token = deps.streamTokens.mint(callId, 'web', WEB_JOIN_TTL_MS);
+  /**
+   * What a browser joins a web call with. The token lives the join window from the call's creation, the same
+   * deadline recovery holds the unjoined call to (`webJoinDeadline`). A web call that waits in the queue behind
+   * the workspace's live calls keeps its place; the browser holds its connection open meanwhile. `page_url`
+   * opens the gateway's demo page, which joins at once (`autostart=1`).
+   */
+  const webJoin = (call: CallRecord, gatewayUrl: string) => {
+    const expiresAt = webJoinDeadline(call, deps.config.webCallJoinMs);
+    const token = deps.streamTokens.mint(call.id, 'web', Math.max(1, expiresAt - clock.now()));
     const base = gatewayUrl.replace(/\/+$/, '');
-    const query = `call_id=${callId}&token=${encodeURIComponent(token)}`;
+    const query = `call_id=${call.id}&token=${encodeURIComponent(token)}&autostart=1`;
     return {
-      url: `${base}/web/${callId}?token=${encodeURIComponent(token)}`,
+      url: `${base}/web/${call.id}?token=${encodeURIComponent(token)}`,
       token,
-      expires_at: new Date(clock.now() + WEB_JOIN_TTL_MS).toISOString(),
+      expires_at: isoTime(expiresAt),
       page_url: `${base.replace(/^ws/, 'http')}/web/static/index.html?${query}`,
     };
   };
@@ -176,7 +178,7 @@ export function registerCallRoutes(app: FastifyInstance, registry: RouteRegistry
         );
         wakeDialers();
         if (call.channel !== 'web' || !gatewayUrl) return { status: 202, body: callObject(call) };
-        return { status: 202, body: { ...callObject(call), web: webJoin(call.id, gatewayUrl) } };
+        return { status: 202, body: { ...callObject(call), web: webJoin(call, gatewayUrl) } };
       };
       const response =
         key === undefined

@@ -8,8 +8,11 @@
 // acknowledges marks when the audio before them has played, and flushes on `clear`. Codecs: `pcm16` (default;
 // 16 kHz PCM16 frames) or `opus` (48 kHz, one Opus packet per 20 ms, encoded and decoded with WebCodecs; falls
 // back to pcm16 where WebCodecs cannot do Opus, and says so in `stats.codecFallback`).
-// Events: ready (detail: the server's ready message), mark-played (detail: {name}), cleared, ended
-// (detail: {code, reason}), error.
+// Events: ready (detail: the server's ready message), mark-played (detail: {name}), cleared, ended (detail:
+// {code, reason, byeReason, call, hungUp}), error, audio-blocked (the browser holds playback until the user
+// interacts with the page: call `resumeAudio()` from a click), and the call events, each named by its type with
+// the message as detail: call.status, transcript.partial, transcript.final, caller.turn, agent.turn,
+// interruption, latency.
 
 const PCM16_RATE = 16000;
 const OPUS_RATE = 48000;
@@ -21,6 +24,18 @@ const OPUS_ENCODER = {
   opus: { frameDuration: 20000 },
 };
 const OPUS_DECODER = { codec: 'opus', sampleRate: OPUS_RATE, numberOfChannels: 1 };
+/** What the server says about the call (PROTOCOL.md "Call events"), re-dispatched as events of these names. */
+const CALL_EVENTS = new Set([
+  'call.status',
+  'transcript.partial',
+  'transcript.final',
+  'caller.turn',
+  'agent.turn',
+  'interruption',
+  'latency',
+]);
+/** How long start() waits for the audio context to run before going on without sound (autoplay policy). */
+const RESUME_WAIT_MS = 1000;
 
 /** Whether this browser's WebCodecs can both encode and decode Opus as the client uses it. */
 export async function opusSupported() {
@@ -59,6 +74,12 @@ export class WebCall extends EventTarget {
       decodeErrors: 0,
     };
     this.ready = false;
+    /** The latest call.status message: {status, ended_reason}. */
+    this.call = undefined;
+    /** The reason of the server's bye, when it ended the call. */
+    this.byeReason = undefined;
+    /** Whether this side hung up (`hangUp()`). */
+    this.hungUp = false;
     this.ws = undefined;
     this.context = undefined;
     this.node = undefined;
@@ -82,10 +103,11 @@ export class WebCall extends EventTarget {
     // The context runs at the wire rate, so the worklet's frames and the decoder's output need no resampling.
     this.sampleRate = opus ? OPUS_RATE : PCM16_RATE;
 
+    // The microphone first: a page that captures may play sound without a click in more browsers.
+    this.media = await navigator.mediaDevices.getUserMedia({ audio: this.microphone, video: false });
     const context = new AudioContext({ sampleRate: this.sampleRate, latencyHint: 'interactive' });
     this.context = context;
     await context.audioWorklet.addModule(new URL('./worklet.js', import.meta.url));
-    this.media = await navigator.mediaDevices.getUserMedia({ audio: this.microphone, video: false });
     const source = context.createMediaStreamSource(this.media);
     const node = new AudioWorkletNode(context, 'web-call-io', {
       numberOfInputs: 1,
@@ -97,7 +119,16 @@ export class WebCall extends EventTarget {
     source.connect(node);
     node.connect(context.destination);
     node.port.onmessage = (event) => this.fromWorklet(event.data);
-    if (context.state === 'suspended') await context.resume();
+    if (context.state === 'suspended') {
+      // Without a user gesture the browser may keep the context suspended (its resume() never settles): join
+      // anyway, and let the page ask for a click.
+      const resumed = context.resume().then(
+        () => true,
+        () => false,
+      );
+      const waited = new Promise((resolve) => setTimeout(() => resolve(false), RESUME_WAIT_MS));
+      if (!(await Promise.race([resumed, waited]))) this.dispatchEvent(new CustomEvent('audio-blocked'));
+    }
     if (opus) {
       this.encoder = this.newEncoder();
       this.decoder = this.newDecoder();
@@ -112,12 +143,18 @@ export class WebCall extends EventTarget {
     ws.onerror = () => this.error('websocket error');
   }
 
+  /** Starts playback held back by the browser's autoplay policy; call from a user gesture. */
+  async resumeAudio() {
+    await this.context?.resume();
+  }
+
   /** Sends a DTMF digit (0-9, *, #) to the agent. */
   dtmf(digit) {
     this.sendJson({ type: 'dtmf', digit: String(digit) });
   }
 
   hangUp() {
+    this.hungUp = true;
     this.sendJson({ type: 'bye' });
     this.ws?.close(1000, 'bye');
   }
@@ -179,7 +216,11 @@ export class WebCall extends EventTarget {
     } else if (msg.type === 'clear') {
       this.clear();
     } else if (msg.type === 'bye') {
+      this.byeReason = msg.reason;
       this.ws?.close(1000, 'bye');
+    } else if (CALL_EVENTS.has(msg.type)) {
+      if (msg.type === 'call.status') this.call = { status: msg.status, ended_reason: msg.ended_reason };
+      this.dispatchEvent(new CustomEvent(msg.type, { detail: msg }));
     }
   }
 
@@ -268,6 +309,7 @@ export class WebCall extends EventTarget {
     for (const track of this.media?.getTracks() ?? []) track.stop();
     for (const codec of [this.encoder, this.decoder]) if (codec && codec.state !== 'closed') codec.close();
     this.context?.close().catch(() => {});
-    this.dispatchEvent(new CustomEvent('ended', { detail: { code, reason } }));
+    const detail = { code, reason, byeReason: this.byeReason, call: this.call, hungUp: this.hungUp };
+    this.dispatchEvent(new CustomEvent('ended', { detail }));
   }
 }
