@@ -10,7 +10,11 @@ import type { Config } from '../core/config.ts';
 import type { Coordinator } from '../core/coord/types.ts';
 import type { Store } from '../core/store/types.ts';
 import type { VoiceCatalogue } from '../engines/tts/catalogue.ts';
-import { answerClientError, httpServerOptions } from './http/connection-limits.ts';
+import {
+  answerClientError,
+  answerUnsupportedExpectation,
+  httpServerOptions,
+} from './http/connection-limits.ts';
 import { registerJsonBodies } from './http/json-body.ts';
 import { RouteRegistry } from './http/route.ts';
 import { registerBearerAuth } from './plugins/auth.ts';
@@ -71,6 +75,7 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
     frameworkErrors: frameworkErrorHandler,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
+  app.server.on('checkExpectation', answerUnsupportedExpectation);
   registerErrorHandling(app, { bodyLimitBytes: deps.config.bodyLimitBytes });
   registerJsonBodies(app);
   registerHttpMetrics(app, deps.metrics);

@@ -1,4 +1,4 @@
-import { type ServerOptions, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type ServerOptions, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ApiHttpLimits } from '../../core/config.ts';
 import { ApiError } from '../../core/errors.ts';
@@ -69,4 +69,16 @@ export function answerClientError(
     );
   }
   socket.destroy();
+}
+
+/** Node would answer an `Expect` other than `100-continue` with a bare 417; this answers it in the envelope. */
+export function answerUnsupportedExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const error = new ApiError('invalid_request', 'Expect: only 100-continue is supported');
+  const body = JSON.stringify(error.toBody());
+  response.writeHead(error.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
+  response.end(body);
 }
