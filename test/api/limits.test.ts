@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../core/config.ts';
+import { ERROR_CATALOGUE, type ErrorCode } from '../../core/errors.ts';
 import { backends, request, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { exchange, RawConnection, type RawResponse } from '../support/raw-http.ts';
 
@@ -123,6 +124,41 @@ describe('HTTP limits in the error envelope', () => {
       `GET /v2/wallet HTTP/1.1\r\nHost: api\r\n${authorization}Expect: something-else\r\n\r\n`,
     );
     assert.match(assertEnvelope(response, 400, 'invalid_request'), /^Expect/);
+  });
+
+  test('every error status the API answers carries the envelope with a code of that status', async () => {
+    const { key: revoked } = await p.platform.store.apiKeys.create(p.workspaceId);
+    await p.platform.store.apiKeys.revoke(revoked);
+    const key = p.apiKey;
+    const json = { 'content-type': 'application/json' };
+    const published = await request(p.url, 'POST', '/v2/agents', { key, body: { name: 'Live' } });
+    const cases: Array<[number, Promise<Awaited<ReturnType<typeof request>>>]> = [
+      [400, request(p.url, 'POST', '/v2/agents', { key, rawBody: '{', headers: json })],
+      [
+        400,
+        request(p.url, 'POST', '/v2/agents', {
+          key,
+          rawBody: 'x',
+          headers: { 'content-type': 'text/plain' },
+        }),
+      ],
+      [400, request(p.url, 'GET', '/v2/agents?page=2', { key })],
+      [401, request(p.url, 'GET', '/v2/agents', { key: null })],
+      [403, request(p.url, 'GET', '/v2/agents', { key: revoked })],
+      [404, request(p.url, 'GET', '/v2/agents/agt_01ARZ3NDEKTSV4RRFFQ69G5FAV', { key })],
+      [404, request(p.url, 'DELETE', '/v2/wallet', { key })],
+      [409, request(p.url, 'POST', `/v2/agents/${published.body.id}/publish`, { key })],
+      [413, request(p.url, 'POST', '/v2/agents', { key, rawBody: `"${'x'.repeat(5000)}"`, headers: json })],
+      [501, request(p.url, 'POST', '/v2/campaigns', { key, body: {} })],
+    ];
+    for (const [status, pending] of cases) {
+      const r = await pending;
+      assert.equal(r.status, status, r.text);
+      assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
+      const error = (r.body as { error: { code: string; message: string } }).error;
+      assert.equal(ERROR_CATALOGUE[error.code as ErrorCode]?.status, status, r.text);
+      assert.equal(typeof error.message, 'string');
+    }
   });
 
   test('the OpenAPI document lists the HTTP limits on every route and the body limit where there is a body', async () => {
