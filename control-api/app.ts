@@ -17,6 +17,7 @@ import {
 } from './http/connection-limits.ts';
 import { registerJsonBodies } from './http/json-body.ts';
 import { RouteRegistry } from './http/route.ts';
+import { registerAnswerDeadline } from './plugins/answer-deadline.ts';
 import { registerBearerAuth } from './plugins/auth.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerHttpMetrics } from './plugins/metrics.ts';
@@ -77,6 +78,7 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
   });
   app.server.on('checkExpectation', answerUnsupportedExpectation);
   registerErrorHandling(app, { bodyLimitBytes: deps.config.bodyLimitBytes });
+  registerAnswerDeadline(app, limits.answerTimeoutMs);
   registerJsonBodies(app);
   registerHttpMetrics(app, deps.metrics);
   registerBearerAuth(app, deps.store.apiKeys);

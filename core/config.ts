@@ -52,6 +52,7 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: positiveInt.default(1_048_576),
   API_HEADERS_TIMEOUT_MS: apiTimeout.default(10_000),
   API_REQUEST_TIMEOUT_MS: apiTimeout.default(20_000),
+  API_ANSWER_TIMEOUT_MS: apiTimeout.default(25_000),
   API_IDLE_TIMEOUT_MS: apiTimeout.default(30_000),
   API_KEEP_ALIVE_TIMEOUT_MS: apiTimeout.default(5_000),
   API_MAX_HEADER_BYTES: z.coerce.number().int().min(1_024).max(65_536).default(16_384),
@@ -147,6 +148,8 @@ export interface ApiHttpLimits {
   readonly headersTimeoutMs: number;
   /** From the request's first byte until its whole body has arrived; over it, 408. */
   readonly requestTimeoutMs: number;
+  /** From the request's arrival until its answer starts; over it, 503 (a stream, once started, is not cut). */
+  readonly answerTimeoutMs: number;
   /** A connection with no traffic either way this long is closed. */
   readonly idleTimeoutMs: number;
   /** How long a kept-alive connection waits for its next request. */
@@ -198,13 +201,18 @@ function apiHttpOf(e: z.infer<typeof envSchema>): ApiHttpLimits {
   if (e.API_HEADERS_TIMEOUT_MS > e.API_REQUEST_TIMEOUT_MS) {
     throw new ConfigError('API_HEADERS_TIMEOUT_MS: must not exceed API_REQUEST_TIMEOUT_MS');
   }
-  // A stalled upload must meet the request timeout (408 in the envelope) before the idle timeout closes it.
-  if (e.API_IDLE_TIMEOUT_MS <= e.API_REQUEST_TIMEOUT_MS) {
-    throw new ConfigError('API_IDLE_TIMEOUT_MS: must be longer than API_REQUEST_TIMEOUT_MS');
+  // A stalled upload meets the request timeout (408) and a slow answer the answer timeout (503), both in the
+  // envelope, before the idle timeout closes the connection without a word.
+  if (e.API_ANSWER_TIMEOUT_MS < e.API_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('API_ANSWER_TIMEOUT_MS: must not be shorter than API_REQUEST_TIMEOUT_MS');
+  }
+  if (e.API_IDLE_TIMEOUT_MS <= e.API_ANSWER_TIMEOUT_MS) {
+    throw new ConfigError('API_IDLE_TIMEOUT_MS: must be longer than API_ANSWER_TIMEOUT_MS');
   }
   return Object.freeze({
     headersTimeoutMs: e.API_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: e.API_REQUEST_TIMEOUT_MS,
+    answerTimeoutMs: e.API_ANSWER_TIMEOUT_MS,
     idleTimeoutMs: e.API_IDLE_TIMEOUT_MS,
     keepAliveTimeoutMs: e.API_KEEP_ALIVE_TIMEOUT_MS,
     maxHeaderBytes: e.API_MAX_HEADER_BYTES,

@@ -58,7 +58,8 @@ export const ERROR_CATALOGUE = {
   telephony_unavailable: { status: 503, description: 'Phone numbers are unavailable on this host.' },
   unavailable: {
     status: 503,
-    description: 'This server is shutting down; retry with backoff (another server answers).',
+    description:
+      'This server is shutting down, or found no answer in time; retry with backoff (see Retry-After).',
   },
 } as const satisfies Record<string, { status: number; description: string }>;
 

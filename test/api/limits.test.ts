@@ -16,6 +16,7 @@ const [embedded] = await backends();
 const SHORT_LIMITS = {
   API_HEADERS_TIMEOUT_MS: '300',
   API_REQUEST_TIMEOUT_MS: '600',
+  API_ANSWER_TIMEOUT_MS: '1000',
   API_IDLE_TIMEOUT_MS: '5000',
   API_KEEP_ALIVE_TIMEOUT_MS: '300',
   BODY_LIMIT_BYTES: '4096',
@@ -209,13 +210,38 @@ describe('a closing server', () => {
   });
 });
 
-test('timeouts default to 10 s for headers, 20 s for a request, 30 s idle; none may exceed 30 s', () => {
+for (const backend of (await backends()).filter((b) => b.databaseUrl)) {
+  test(`an answer that takes too long: 503 unavailable in the envelope at the answer deadline (${backend.name})`, async () => {
+    const p = await startTestPlatform(backend, { env: SHORT_LIMITS });
+    const { default: pg } = await import('pg');
+    const locker = new pg.Client({ connectionString: backend.databaseUrl });
+    await locker.connect();
+    try {
+      // Another session holds the agents table: listing agents waits for it far longer than the deadline.
+      await locker.query('begin');
+      await locker.query(`lock table "${p.databaseSchema}".agents in access exclusive mode`);
+      const slow = await request(p.url, 'GET', '/v2/agents', { key: p.apiKey });
+      assert.equal(slow.status, 503, slow.text);
+      assert.equal((slow.body.error as { code: string }).code, 'unavailable');
+      assert.match((slow.body.error as { message: string }).message, /within 1000 ms/);
+      assert.equal(slow.headers.get('retry-after'), '1');
+      await locker.query('rollback');
+      assert.equal((await request(p.url, 'GET', '/v2/agents', { key: p.apiKey })).status, 200);
+    } finally {
+      await locker.end();
+      await p.close();
+    }
+  });
+}
+
+test('timeouts default to 10 s for headers, 20 s for a request, 25 s for an answer, 30 s idle; none may exceed 30 s', () => {
   const limits = loadConfig({}).apiHttp;
   assert.deepEqual(
     { ...limits },
     {
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 20_000,
+      answerTimeoutMs: 25_000,
       idleTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
       maxHeaderBytes: 16_384,
@@ -228,7 +254,11 @@ test('timeouts default to 10 s for headers, 20 s for a request, 30 s idle; none 
     /API_HEADERS_TIMEOUT_MS/,
   );
   assert.throws(
-    () => loadConfig({ API_REQUEST_TIMEOUT_MS: '25000', API_IDLE_TIMEOUT_MS: '25000' }),
+    () => loadConfig({ API_ANSWER_TIMEOUT_MS: '25000', API_IDLE_TIMEOUT_MS: '25000' }),
     /API_IDLE_TIMEOUT_MS/,
+  );
+  assert.throws(
+    () => loadConfig({ API_REQUEST_TIMEOUT_MS: '20000', API_ANSWER_TIMEOUT_MS: '15000' }),
+    /API_ANSWER_TIMEOUT_MS/,
   );
 });
