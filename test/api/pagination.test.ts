@@ -126,6 +126,49 @@ for (const backend of await backends()) {
       );
     });
 
+    test('the OpenAPI document lists exactly the parameters each list route takes, described', async () => {
+      const doc = (await api('GET', '/openapi.json')).body as {
+        paths: Record<
+          string,
+          {
+            get: {
+              parameters: Array<{
+                name: string;
+                in: string;
+                description?: string;
+                schema: { description?: string };
+              }>;
+            };
+          }
+        >;
+      };
+      const expected: Record<string, string[]> = {
+        '/v2/agents': ['limit', 'starting_after', 'cursor'],
+        '/v2/agents/{id}/revisions': ['limit', 'starting_after', 'cursor'],
+        '/v2/wallet/transactions': ['limit', 'starting_after', 'cursor'],
+        '/v2/calls': [
+          'limit',
+          'starting_after',
+          'cursor',
+          'status',
+          'agent_id',
+          'created_after',
+          'created_before',
+        ],
+      };
+      for (const [path, names] of Object.entries(expected)) {
+        const query = doc.paths[path]?.get.parameters.filter((parameter) => parameter.in === 'query') ?? [];
+        assert.deepEqual(
+          query.map((parameter) => parameter.name),
+          names,
+          path,
+        );
+        for (const parameter of query.filter((q) => ['limit', 'starting_after', 'cursor'].includes(q.name))) {
+          assert.ok(parameter.schema.description, `${path} describes ${parameter.name}`);
+        }
+      }
+    });
+
     test('revisions: starting_after is a revision number, cursor the next_cursor', async () => {
       const route = `/v2/agents/${agentIds[0]}/revisions`;
       const first = await api<Page>('GET', `${route}?limit=2`);
