@@ -78,15 +78,28 @@ export class RawConnection {
     }
   }
 
+  /** Half-closes: the server sees the end of the request stream. */
+  end(): void {
+    this.socket.end();
+  }
+
   destroy(): void {
     this.socket.destroy();
   }
 }
 
-/** Sends `data` on a fresh connection and resolves with the responses once the server closes it. */
-export async function exchange(url: string, data: string | Buffer): Promise<RawResponse[]> {
+/**
+ * Sends `data` on a fresh connection and resolves with the responses once the server closes it; with
+ * `end`, the client also half-closes after sending (it will send nothing more).
+ */
+export async function exchange(
+  url: string,
+  data: string | Buffer,
+  options: { end?: boolean } = {},
+): Promise<RawResponse[]> {
   const connection = new RawConnection(url);
   await connection.connected;
   connection.write(data);
+  if (options.end) connection.end();
   return parseResponses(await connection.closed);
 }
