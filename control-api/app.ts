@@ -11,7 +11,14 @@ import type { Coordinator } from '../core/coord/types.ts';
 import type { Store } from '../core/store/types.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
 import type { VoiceCatalogue } from '../engines/tts/catalogue.ts';
+import {
+  answerClientError,
+  answerUnsupportedExpectation,
+  httpServerOptions,
+} from './http/connection-limits.ts';
+import { registerJsonBodies } from './http/json-body.ts';
 import { RouteRegistry } from './http/route.ts';
+import { registerAnswerDeadline } from './plugins/answer-deadline.ts';
 import { registerBearerAuth } from './plugins/auth.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerHttpMetrics } from './plugins/metrics.ts';
@@ -31,6 +38,7 @@ export interface ApiDeps {
   config: Pick<
     Config,
     | 'bodyLimitBytes'
+    | 'apiHttp'
     | 'apiRatePerSec'
     | 'apiRateBurst'
     | 'publicApiUrl'
@@ -61,18 +69,26 @@ export interface ApiDeps {
 
 /** The control API: every v2 route, the OpenAPI document, health and metrics. */
 export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance; routes: RouteRegistry }> {
+  const limits = deps.config.apiHttp;
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Per-request lines cost throughput; errors are still logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.config.bodyLimitBytes,
-    // Node's own header and connection limits stay at their defaults; requests answer well within them.
-    requestTimeout: 30_000,
-    return503OnClosing: true,
+    http: httpServerOptions(limits),
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, limits),
+    // Requests that arrive while the server closes are answered by the error handling, in the envelope.
+    return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
+  app.server.on('checkExpectation', answerUnsupportedExpectation);
   registerErrorHandling(app, { bodyLimitBytes: deps.config.bodyLimitBytes });
+  registerAnswerDeadline(app, limits.answerTimeoutMs);
+  registerJsonBodies(app);
   registerHttpMetrics(app, deps.metrics);
   registerBearerAuth(app, deps.store.apiKeys);
   registerRateLimit(app, deps.coord, {

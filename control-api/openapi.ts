@@ -7,9 +7,11 @@ export const API_VERSION = '2026-10-15.analysis-templates';
 
 type JsonSchema = Record<string, unknown>;
 
-/** Codes any authenticated route can answer, and any route that reads a body. */
+/** Codes any route can answer (the HTTP layer's limits), any authenticated route, and any route with input. */
+const EVERY_ROUTE_ERRORS: readonly ErrorCode[] = ['request_timeout', 'headers_too_large', 'unavailable'];
 const AUTHENTICATED_ERRORS: readonly ErrorCode[] = ['unauthorized', 'forbidden', 'rate_limited', 'internal'];
-const BODY_ERRORS: readonly ErrorCode[] = ['invalid_request'];
+const INPUT_ERRORS: readonly ErrorCode[] = ['invalid_request'];
+const BODY_ERRORS: readonly ErrorCode[] = ['invalid_request', 'body_too_large'];
 
 function toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
@@ -40,8 +42,10 @@ function parameters(route: RegisteredRoute) {
 
 function errorResponses(route: RegisteredRoute): Record<string, JsonSchema> {
   const codes = new Set<ErrorCode>(route.errors);
+  for (const c of EVERY_ROUTE_ERRORS) codes.add(c);
   if (route.auth) for (const c of AUTHENTICATED_ERRORS) codes.add(c);
-  if (route.body || route.query) for (const c of BODY_ERRORS) codes.add(c);
+  if (route.query) for (const c of INPUT_ERRORS) codes.add(c);
+  if (route.body) for (const c of BODY_ERRORS) codes.add(c);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) {
     const status = ERROR_CATALOGUE[code].status;
@@ -59,7 +63,9 @@ function errorResponses(route: RegisteredRoute): Record<string, JsonSchema> {
     out[String(status)] = {
       description: list.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].description}`).join(' '),
       'x-error-codes': list,
-      ...(status === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } } : {}),
+      ...(status === 429 || status === 503
+        ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } }
+        : {}),
       content: { 'application/json': { schema } },
     };
   }

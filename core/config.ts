@@ -16,6 +16,8 @@ const flag = z
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().min(0);
+/** The interface promises an answer within 30 s, so no API connection waits longer than that. */
+const apiTimeout = z.coerce.number().int().min(50).max(30_000);
 /** A comma-separated list of delays in ms, e.g. `0,1000,10000`. */
 const delayList = z
   .string()
@@ -48,6 +50,12 @@ const envSchema = z.object({
   API_RATE_PER_SEC: positiveInt.default(10),
   API_RATE_BURST: positiveInt.default(20),
   BODY_LIMIT_BYTES: positiveInt.default(1_048_576),
+  API_HEADERS_TIMEOUT_MS: apiTimeout.default(10_000),
+  API_REQUEST_TIMEOUT_MS: apiTimeout.default(20_000),
+  API_ANSWER_TIMEOUT_MS: apiTimeout.default(25_000),
+  API_IDLE_TIMEOUT_MS: apiTimeout.default(30_000),
+  API_KEEP_ALIVE_TIMEOUT_MS: apiTimeout.default(5_000),
+  API_MAX_HEADER_BYTES: z.coerce.number().int().min(1_024).max(65_536).default(16_384),
   BOOTSTRAP_BALANCE_INR: nonNegativeInt.default(500),
   ALLOW_PRIVATE_WEBHOOKS: flag.default(false),
   WEBHOOK_RETRY_SCHEDULE_MS: delayList.default([0, 1_000, 10_000, 60_000, 300_000, 1_800_000]),
@@ -105,6 +113,8 @@ export interface Config {
   readonly apiRatePerSec: number;
   readonly apiRateBurst: number;
   readonly bodyLimitBytes: number;
+  /** The control API's HTTP bounds: every wait on a client is at most 30 s (README "Configuration"). */
+  readonly apiHttp: ApiHttpLimits;
   readonly bootstrapBalanceInr: number;
   readonly allowPrivateWebhooks: boolean;
   /** Delay before each webhook attempt (the first from the event, then after each failure); then dead letter. */
@@ -138,6 +148,21 @@ export interface Config {
         readonly fromNumber: string;
       }
     | undefined;
+}
+
+export interface ApiHttpLimits {
+  /** From connection (or the previous response) until the request's headers have arrived; over it, 408. */
+  readonly headersTimeoutMs: number;
+  /** From the request's first byte until its whole body has arrived; over it, 408. */
+  readonly requestTimeoutMs: number;
+  /** From the request's arrival until its answer starts; over it, 503 (a stream, once started, is not cut). */
+  readonly answerTimeoutMs: number;
+  /** A connection with no traffic either way this long is closed. */
+  readonly idleTimeoutMs: number;
+  /** How long a kept-alive connection waits for its next request. */
+  readonly keepAliveTimeoutMs: number;
+  /** Request line plus headers; over it, 431. */
+  readonly maxHeaderBytes: number;
 }
 
 /** The speech and language engines calls run on (README "Engines"). */
@@ -177,6 +202,28 @@ export function parseRoles(text: string): Role[] {
     }
   }
   return [...new Set(roles)] as Role[];
+}
+
+function apiHttpOf(e: z.infer<typeof envSchema>): ApiHttpLimits {
+  if (e.API_HEADERS_TIMEOUT_MS > e.API_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('API_HEADERS_TIMEOUT_MS: must not exceed API_REQUEST_TIMEOUT_MS');
+  }
+  // A stalled upload meets the request timeout (408) and a slow answer the answer timeout (503), both in the
+  // envelope, before the idle timeout closes the connection without a word.
+  if (e.API_ANSWER_TIMEOUT_MS < e.API_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('API_ANSWER_TIMEOUT_MS: must not be shorter than API_REQUEST_TIMEOUT_MS');
+  }
+  if (e.API_IDLE_TIMEOUT_MS <= e.API_ANSWER_TIMEOUT_MS) {
+    throw new ConfigError('API_IDLE_TIMEOUT_MS: must be longer than API_ANSWER_TIMEOUT_MS');
+  }
+  return Object.freeze({
+    headersTimeoutMs: e.API_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: e.API_REQUEST_TIMEOUT_MS,
+    answerTimeoutMs: e.API_ANSWER_TIMEOUT_MS,
+    idleTimeoutMs: e.API_IDLE_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.API_KEEP_ALIVE_TIMEOUT_MS,
+    maxHeaderBytes: e.API_MAX_HEADER_BYTES,
+  });
 }
 
 function twilioOf(e: z.infer<typeof envSchema>): Config['twilio'] {
@@ -221,6 +268,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiRatePerSec: e.API_RATE_PER_SEC,
     apiRateBurst: e.API_RATE_BURST,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    apiHttp: apiHttpOf(e),
     bootstrapBalanceInr: e.BOOTSTRAP_BALANCE_INR,
     allowPrivateWebhooks: e.ALLOW_PRIVATE_WEBHOOKS,
     webhookRetryScheduleMs: Object.freeze(e.WEBHOOK_RETRY_SCHEDULE_MS),

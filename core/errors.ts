@@ -1,6 +1,8 @@
 /**
  * The error catalogue of the interface: every code the API can answer, with its HTTP status.
- * The OpenAPI document lists exactly these; a test checks that.
+ * The OpenAPI document lists exactly these; a test checks that. Besides the interface's own codes, the HTTP
+ * layer's limits (`request_timeout`, `body_too_large`, `headers_too_large`, `unavailable`) have codes of their
+ * own: `error.code` is an open enum, and each code keeps one status.
  */
 export const ERROR_CATALOGUE = {
   invalid_request: {
@@ -20,6 +22,10 @@ export const ERROR_CATALOGUE = {
   },
   forbidden: { status: 403, description: 'The key was revoked.' },
   not_found: { status: 404, description: 'No such resource in this workspace.' },
+  request_timeout: {
+    status: 408,
+    description: 'The request (headers and body) did not arrive in time; the connection is closed.',
+  },
   duplicate_call: {
     status: 409,
     description: 'A request with this Idempotency-Key is still being processed.',
@@ -31,11 +37,16 @@ export const ERROR_CATALOGUE = {
   pool_in_use: { status: 409, description: 'A campaign or agent still calls from this pool.' },
   pool_busy: { status: 409, description: 'Every number of the pool is resting or at its pace this hour.' },
   pool_unavailable: { status: 409, description: 'The pool has no number that can call.' },
+  body_too_large: { status: 413, description: 'The request body is larger than the body limit.' },
   rate_limited: {
     status: 429,
     description: 'Request rate, queue depth or flow test limit exceeded; see Retry-After.',
   },
   at_capacity: { status: 429, description: 'Every line of the deployment is busy; see Retry-After.' },
+  headers_too_large: {
+    status: 431,
+    description: 'The request line and headers are larger than the header limit; the connection is closed.',
+  },
   internal: { status: 500, description: 'Server fault.' },
   not_implemented: {
     status: 501,
@@ -45,6 +56,11 @@ export const ERROR_CATALOGUE = {
   campaigns_unavailable: { status: 503, description: 'Campaigns are not enabled for the workspace.' },
   fleet_offline: { status: 503, description: 'Speech capacity is offline; see Retry-After.' },
   telephony_unavailable: { status: 503, description: 'Phone numbers are unavailable on this host.' },
+  unavailable: {
+    status: 503,
+    description:
+      'This server is shutting down, or found no answer in time; retry with backoff (see Retry-After).',
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

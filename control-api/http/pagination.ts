@@ -1,23 +1,47 @@
 import { z } from 'zod';
 import { ApiError } from '../../core/errors.ts';
+import { type IdKind, isId } from '../../core/ids.ts';
+import { idOf } from '../schemas/common.ts';
 
-/** Cursor pagination: `?limit=&starting_after=<id>` or the opaque `cursor` a previous page returned. */
-export const listQuery = z
-  .object({
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    starting_after: z.string().min(1).max(64).optional(),
-    cursor: z.string().min(1).max(128).optional(),
-  })
-  .strict();
+export const pageLimit = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(100)
+  .default(20)
+  .describe('Items per page, 1-100 (default 20)');
 
-export type ListQuery = z.infer<typeof listQuery>;
+export const pageCursor = z
+  .string()
+  .min(1)
+  .max(128)
+  .describe("The previous page's `next_cursor`: the page after it");
+
+/**
+ * Cursor pagination over ids of one kind: `?limit=` with either the opaque `cursor` a previous page returned
+ * or `starting_after=<id>` (an item of the list). Nothing else: an unknown parameter is refused, so a client
+ * never silently gets the first page again.
+ */
+export function listQuery(kind: IdKind) {
+  return z
+    .object({
+      limit: pageLimit,
+      starting_after: idOf(kind)
+        .describe(`The ${kind} id to continue after (an item of a previous page)`)
+        .optional(),
+      cursor: pageCursor.optional(),
+    })
+    .strict();
+}
+
+export type ListQuery = z.infer<ReturnType<typeof listQuery>>;
 
 export function encodeCursor(position: string): string {
   return Buffer.from(JSON.stringify({ after: position })).toString('base64url');
 }
 
-/** The position to continue after, from `starting_after` or `cursor`; undefined for the first page. */
-export function resolveCursor(query: ListQuery): string | undefined {
+/** The id to continue after, from `starting_after` or `cursor`; undefined for the first page. */
+export function resolveCursor(query: ListQuery, kind: IdKind): string | undefined {
   if (query.starting_after && query.cursor) {
     throw new ApiError('invalid_request', 'cursor: send either cursor or starting_after, not both');
   }
@@ -26,11 +50,11 @@ export function resolveCursor(query: ListQuery): string | undefined {
   try {
     const decoded: unknown = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8'));
     const after = (decoded as { after?: unknown }).after;
-    if (typeof after === 'string' && after.length > 0 && after.length <= 64) return after;
+    if (typeof after === 'string' && isId(kind, after)) return after;
   } catch {
     // falls through to the error below
   }
-  throw new ApiError('invalid_request', 'cursor: is not a cursor this API returned');
+  throw new ApiError('invalid_request', 'cursor: is not a next_cursor of this list');
 }
 
 export interface ListBody<T> {

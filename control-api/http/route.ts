@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { ErrorCode } from '../../core/errors.ts';
+import { ApiError, type ErrorCode } from '../../core/errors.ts';
 import { type AuthContext, authOf } from '../plugins/auth.ts';
 import { parseOrThrow } from './validation.ts';
 
@@ -86,12 +86,16 @@ export function defineRoute<
     url: spec.url,
     config: { authenticated: needsAuth },
     handler: async (request, reply) => {
-      const params = spec.params ? parseOrThrow(spec.params, request.params, '') : {};
-      const query = spec.query ? parseOrThrow(spec.query, request.query ?? {}, '') : {};
+      const params = spec.params ? parseOrThrow(spec.params, request.params, '', 'path parameter') : {};
+      const query = spec.query ? parseOrThrow(spec.query, request.query ?? {}, '', 'query parameter') : {};
       let body: unknown;
       if (spec.body) {
+        // An absent body and an empty one (even with a JSON Content-Type) are the same: no body.
         const raw = request.body;
-        body = raw === undefined && spec.bodyOptional ? undefined : parseOrThrow(spec.body, raw ?? null, '');
+        if (raw === undefined && !spec.bodyOptional) {
+          throw new ApiError('invalid_request', 'body: is required (a JSON object)');
+        }
+        body = raw === undefined ? undefined : parseOrThrow(spec.body, raw, '');
       }
       const result = await spec.handler({
         params: params as z.output<P>,

@@ -42,20 +42,39 @@ function describeIssue(issue: Issue): string {
   }
 }
 
+/** The keys a top-level object schema accepts, comma-separated, or undefined for other schemas. */
+function acceptedKeys(schema: z.ZodType): string | undefined {
+  const shape = (schema as { shape?: unknown }).shape;
+  if (typeof shape !== 'object' || shape === null) return undefined;
+  return Object.keys(shape).join(', ');
+}
+
 function article(expected: string): string {
   const noun = expected === 'int' ? 'integer' : expected;
   return /^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`;
 }
 
+/** What the keys of a parsed input are called in messages. */
+export type InputPart = 'field' | 'query parameter' | 'path parameter';
+
 /** Parses `input` or throws `400 invalid_request` whose message names the first bad field. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, base: string): z.output<S> {
+export function parseOrThrow<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  base: string,
+  part: InputPart = 'field',
+): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   if (!issue) throw new ApiError('invalid_request', `${base || 'request'}: invalid`);
   if (issue.code === 'unrecognized_keys') {
     const names = issue.keys.map((key) => fieldPath(base, [...issue.path, key]));
-    throw new ApiError('invalid_request', `${names.join(', ')}: unknown field${names.length > 1 ? 's' : ''}`);
+    const plural = names.length > 1 ? 's' : '';
+    const accepted = part === 'query parameter' ? acceptedKeys(schema) : undefined;
+    const hint =
+      accepted === undefined ? '' : accepted.length === 0 ? '; none is accepted' : `; accepted: ${accepted}`;
+    throw new ApiError('invalid_request', `${names.join(', ')}: unknown ${part}${plural}${hint}`);
   }
   throw new ApiError('invalid_request', `${fieldPath(base, issue.path)} ${describeIssue(issue)}`);
 }

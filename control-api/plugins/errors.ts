@@ -10,7 +10,7 @@ function translateFastifyError(error: FastifyError, bodyLimitBytes: number): Api
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('invalid_request', 'body: empty, but Content-Type is application/json');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('invalid_request', `body: larger than the ${bodyLimitBytes}-byte limit`);
+      return new ApiError('body_too_large', `body: larger than the ${bodyLimitBytes}-byte limit`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('invalid_request', 'Content-Type: must be application/json');
     case 'FST_ERR_BAD_URL':
@@ -51,4 +51,21 @@ export function registerErrorHandling(app: FastifyInstance, options: { bodyLimit
   app.setNotFoundHandler((request, reply) =>
     sendApiError(reply, new ApiError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)),
   );
+  refuseRequestsWhileClosing(app);
+}
+
+/** While the server drains, new requests (on kept-alive connections) are sent elsewhere: 503 in the envelope. */
+function refuseRequestsWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    return sendApiError(
+      reply,
+      new ApiError('unavailable', 'this server is shutting down; retry', { retryAfterSecs: 1 }),
+    );
+  });
 }

@@ -106,7 +106,7 @@ const createdAt = z.iso
   .datetime({ offset: true, message: 'must be an ISO 8601 timestamp such as 2026-01-31T09:30:00Z' })
   .transform((value) => Date.parse(value));
 
-export const listCallsQuery = listQuery
+export const listCallsQuery = listQuery('call')
   .extend({
     status: z
       .string()

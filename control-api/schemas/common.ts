@@ -1,10 +1,17 @@
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../core/errors.ts';
-import { type IdKind, idPattern } from '../../core/ids.ts';
+import { ID_PREFIXES, type IdKind, idPattern } from '../../core/ids.ts';
 
 export const timestamp = z.string().describe('ISO 8601 UTC timestamp with milliseconds');
 
-export const idOf = (kind: IdKind) => z.string().max(64).regex(idPattern(kind), `must be a ${kind} id`);
+export const idOf = (kind: IdKind) =>
+  z
+    .string()
+    .max(64)
+    .regex(
+      idPattern(kind),
+      `must be ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} id (${ID_PREFIXES[kind]}_...)`,
+    );
 
 export const idParams = (kind: IdKind) => z.object({ id: z.string().min(1).max(64) }).describe(`${kind} id`);
 

@@ -389,6 +389,14 @@ for (const backend of await backends()) {
         'invalid_request',
         'reason',
       );
+      // Many HTTP clients send a JSON Content-Type on every request, body or not.
+      const emptyJson = await placed(api, { agent_id: agentId, to: TO });
+      const aborted = await api<Call>('POST', `/v2/calls/${emptyJson.id}/abort`, {
+        rawBody: '',
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(aborted.status, 200, aborted.text);
+      assert.equal(aborted.body.status, 'aborted');
     });
 
     test('abort of a ringing call tells the node hosting it to hang up', async () => {

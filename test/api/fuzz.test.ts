@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { backends, client, request, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { exchange } from '../support/raw-http.ts';
 
 const nasty = fc.oneof(
   fc.string(),
@@ -136,6 +137,55 @@ describe('fuzzing every route', () => {
       ),
       { numRuns: 150, seed: 7 },
     );
+  });
+
+  test('raw HTTP of any shape is answered in the envelope whenever it is refused', async () => {
+    const fragment = fc.oneof(
+      fc.constantFrom(
+        'GET',
+        'POST',
+        'PATCH',
+        'BREW',
+        '',
+        ' ',
+        '\t',
+        '/v2/agents',
+        '/v2/wallet',
+        '/',
+        '*',
+        '%',
+        '?',
+      ),
+      fc.constantFrom(
+        'HTTP/1.1',
+        'HTTP/1.0',
+        'HTTP/2.0',
+        'HTTP/1.1\r\n',
+        '\r\n',
+        '\n',
+        ':',
+        '\u0000',
+        '\u00ff',
+      ),
+      fc.constantFrom('Content-Length: 5', 'Content-Length: -1', 'Transfer-Encoding: chunked', 'Expect: x'),
+      fc.constantFrom(
+        'Content-Type: application/json',
+        `Authorization: Bearer ${'k'.repeat(40)}`,
+        'Host: api',
+      ),
+      fc.string({ maxLength: 40 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(fragment, { maxLength: 12 }), fc.boolean(), async (parts, crlf) => {
+        const text = parts.join(crlf ? '\r\n' : ' ');
+        for (const response of await exchange(p.url, `${text}\r\n\r\n`, { end: true })) {
+          if (response.status >= 400)
+            assert.ok(isEnvelope(response.body), `${JSON.stringify(text)} -> ${response.text}`);
+        }
+      }),
+      { numRuns: 200, seed: 31 },
+    );
+    assert.equal((await request(p.url, 'GET', '/healthz')).status, 200);
   });
 
   test('refused creates and updates write nothing', async () => {

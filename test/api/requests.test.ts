@@ -54,15 +54,15 @@ for (const backend of await backends()) {
       assert.equal(errorCode(r), 'invalid_request');
     });
 
-    test('bodies over 1 MB are refused with the envelope; just under is parsed', async () => {
+    test('bodies over 1 MB are refused with 413 in the envelope; just under is parsed', async () => {
       const big = JSON.stringify({ name: 'a', system_prompt: 'x'.repeat(1_048_576) });
       const r = await request(p.url, 'POST', '/v2/agents', {
         key: p.apiKey,
         rawBody: big,
         headers: { 'content-type': 'application/json' },
       });
-      assert.equal(r.status, 400);
-      assert.equal(errorCode(r), 'invalid_request');
+      assert.equal(r.status, 413);
+      assert.equal(errorCode(r), 'body_too_large');
       assert.match((r.body.error as { message: string }).message, /limit/);
       const under = JSON.stringify({ name: 'a', system_prompt: 'x'.repeat(1_040_000) });
       const u = await request(p.url, 'POST', '/v2/agents', {
@@ -72,6 +72,85 @@ for (const backend of await backends()) {
       });
       assert.equal(u.status, 400);
       assert.match((u.body.error as { message: string }).message, /^system_prompt/);
+    });
+
+    test('"__proto__" and "constructor.prototype" keys are refused by name, at any depth, however escaped', async () => {
+      for (const raw of [
+        '{"name":"a","__proto__":{"admin":true}}',
+        '{"name":"a","voice":{"__proto__":{"x":1}}}',
+        '{"name":"a","\\u005f_proto__":{}}',
+        '{"name":"a","constructor":{"prototype":{"x":1}}}',
+      ]) {
+        const r = await request(p.url, 'POST', '/v2/agents', {
+          key: p.apiKey,
+          rawBody: raw,
+          headers: { 'content-type': 'application/json' },
+        });
+        assert.equal(r.status, 400, raw);
+        assert.equal(errorCode(r), 'invalid_request');
+        assert.match(
+          (r.body.error as { message: string }).message,
+          /^body: the key "(__proto__|constructor)"/,
+          raw,
+        );
+      }
+      const fine = await client(p.url, p.apiKey)('POST', '/v2/agents', {
+        body: { name: 'constructor', first_message: '__proto__ is just text here' },
+      });
+      assert.equal(fine.status, 201, 'the words are fine as values');
+    });
+
+    test('invalid UTF-8 in a JSON body: 400, never replaced and stored', async () => {
+      const api = client(p.url, p.apiKey);
+      const before = ((await api('GET', '/v2/agents?limit=100')).body.data as unknown[]).length;
+      for (const bytes of [
+        [0xff, 0xfe],
+        [0xc3], // a truncated two-byte sequence
+        [0xed, 0xa0, 0x80], // an encoded surrogate
+        [0xc0, 0xaf], // an overlong "/"
+      ]) {
+        const raw = Buffer.concat([Buffer.from('{"name":"a'), Buffer.from(bytes), Buffer.from('"}')]);
+        const r = await request(p.url, 'POST', '/v2/agents', {
+          key: p.apiKey,
+          rawBody: raw,
+          headers: { 'content-type': 'application/json' },
+        });
+        assert.equal(r.status, 400, raw.toString('hex'));
+        assert.equal((r.body.error as { message: string }).message, 'body: is not valid UTF-8');
+      }
+      assert.equal(((await api('GET', '/v2/agents?limit=100')).body.data as unknown[]).length, before);
+    });
+
+    test('JSON nested deeper than 64 levels: 400 naming the depth; 64 levels are parsed', async () => {
+      const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+      const deep = await request(p.url, 'POST', '/v2/agents', {
+        key: p.apiKey,
+        rawBody: `{"name":"a","tools":${nested(100_000)}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(deep.status, 400);
+      assert.match((deep.body.error as { message: string }).message, /^body: nested deeper than 64 levels/);
+      const shallow = await request(p.url, 'POST', '/v2/agents', {
+        key: p.apiKey,
+        rawBody: `{"name":"a","tools":${nested(63)}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(shallow.status, 400);
+      assert.match((shallow.body.error as { message: string }).message, /^tools/, 'parsed, then validated');
+    });
+
+    test('an empty body with a JSON Content-Type is no body: optional bodies accept it, required ones name it', async () => {
+      const empty = { rawBody: '', headers: { 'content-type': 'application/json' } };
+      const api = client(p.url, p.apiKey);
+      const agent = await api('POST', '/v2/agents', { body: { name: 'Draft', draft: true } });
+      const publish = await api('POST', `/v2/agents/${agent.body.id}/publish`, empty);
+      assert.equal(publish.status, 200, publish.text);
+      const abort = await api('POST', '/v2/calls/call_01ARZ3NDEKTSV4RRFFQ69G5FAV/abort', empty);
+      assert.equal(abort.status, 404, 'the body is accepted; the call is unknown');
+      assert.equal(errorCode(abort), 'not_found');
+      const create = await api('POST', '/v2/agents', empty);
+      assert.equal(create.status, 400);
+      assert.equal((create.body.error as { message: string }).message, 'body: is required (a JSON object)');
     });
 
     test('unicode is stored and returned as sent', async () => {

@@ -26,6 +26,8 @@ export interface TestPlatform {
   /** The API key of the workspace created on first start. */
   apiKey: string;
   workspaceId: string;
+  /** The PostgreSQL schema of this platform's tables, on the PostgreSQL backend. */
+  databaseSchema: string | undefined;
   close(): Promise<void>;
 }
 
@@ -63,6 +65,7 @@ export async function startTestPlatform(
     url: platform.apiUrl,
     apiKey: platform.bootstrapped.apiKey,
     workspaceId: platform.bootstrapped.workspaceId,
+    databaseSchema: schema,
     async close() {
       try {
         await platform.close();

@@ -44,11 +44,11 @@ export function registerAgentRoutes(
     operationId: 'listAgents',
     summary: 'List agents, newest first (cursor-paginated)',
     tag,
-    query: listQuery,
+    query: listQuery('agent'),
     responses: { 200: { description: 'A page of agents', schema: listEnvelope(agentSchema) } },
     errors: ['invalid_request'],
     handler: async ({ auth, query }) => {
-      const after = resolveCursor(query);
+      const after = resolveCursor(query, 'agent');
       const page = await agents.list(auth.workspaceId, { limit: query.limit, ...(after ? { after } : {}) });
       return listBody(page.items.map(agentBody), page.hasMore, (a) => a.id);
     },

@@ -210,7 +210,7 @@ export function registerCallRoutes(app: FastifyInstance, registry: RouteRegistry
     responses: { 200: { description: 'A page of calls', schema: listEnvelope(callSchema) } },
     errors: ['invalid_request'],
     handler: async ({ auth, query }) => {
-      const after = resolveCursor(query);
+      const after = resolveCursor(query, 'call');
       const page = await store.calls.list(auth.workspaceId, {
         limit: query.limit,
         ...(after ? { after } : {}),

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AgentService } from '../../../core/agents/service.ts';
-import { listEnvelope } from '../../http/pagination.ts';
+import { ApiError } from '../../../core/errors.ts';
+import { listEnvelope, pageCursor, pageLimit } from '../../http/pagination.ts';
 import { defineRoute, type RouteRegistry } from '../../http/route.ts';
 import { agentBody, agentRevisionBody } from '../../presenters.ts';
 import { agentRevisionSchema, agentSchema, revisionActionBody } from '../../schemas/agent.ts';
@@ -32,17 +33,23 @@ export function registerAgentRevisionRoutes(
     params: idParams('agent'),
     query: z
       .object({
-        limit: z.coerce.number().int().min(1).max(100).default(20),
-        starting_after: z.coerce.number().int().min(1).optional(),
-        cursor: z
-          .string()
-          .regex(/^\d{1,15}$/, 'must be a cursor this API returned')
+        limit: pageLimit,
+        starting_after: z.coerce
+          .number()
+          .int()
+          .min(1)
+          .max(Number.MAX_SAFE_INTEGER)
+          .describe('The revision number to continue after (older revisions follow)')
           .optional(),
+        cursor: pageCursor.regex(/^\d{1,15}$/, 'must be a next_cursor of this list').optional(),
       })
       .strict(),
     responses: { 200: { description: 'A page of revisions', schema: listEnvelope(agentRevisionSchema) } },
     errors: ['invalid_request', 'not_found'],
     handler: async ({ auth, params, query }) => {
+      if (query.starting_after !== undefined && query.cursor !== undefined) {
+        throw new ApiError('invalid_request', 'cursor: send either cursor or starting_after, not both');
+      }
       const before = query.starting_after ?? (query.cursor ? Number(query.cursor) : undefined);
       const page = await agents.revisions(auth.workspaceId, params.id, {
         limit: query.limit,

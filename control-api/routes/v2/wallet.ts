@@ -49,11 +49,11 @@ export function registerWalletRoutes(app: FastifyInstance, registry: RouteRegist
     operationId: 'listWalletTransactions',
     summary: 'The ledger, newest first (cursor-paginated)',
     tag,
-    query: listQuery,
+    query: listQuery('transaction'),
     responses: { 200: { description: 'A page of transactions', schema: listEnvelope(transactionSchema) } },
     errors: ['invalid_request'],
     handler: async ({ auth, query }) => {
-      const after = resolveCursor(query);
+      const after = resolveCursor(query, 'transaction');
       const page = await store.wallet.transactions(auth.workspaceId, {
         limit: query.limit,
         ...(after ? { after } : {}),

@@ -1,0 +1,29 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../core/errors.ts';
+import { sendApiError } from './errors.ts';
+
+/**
+ * The interface promises an answer within 30 s. A request whose answer has not started by `answerTimeoutMs`
+ * after it arrived is answered `503 unavailable` (retry with backoff; `POST /v2/calls` with the same
+ * Idempotency-Key), instead of the connection closing without a word when it goes idle. A response already
+ * under way (an event stream, a download) is never cut.
+ */
+export function registerAnswerDeadline(app: FastifyInstance, answerTimeoutMs: number): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    const timer = setTimeout(() => {
+      if (reply.sent || reply.raw.headersSent) return;
+      request.log.warn({ route: request.routeOptions.url, answerTimeoutMs }, 'no answer by the deadline');
+      reply.header('connection', 'close');
+      sendApiError(
+        reply,
+        new ApiError(
+          'unavailable',
+          `no answer within ${answerTimeoutMs} ms; retry with backoff (POST /v2/calls with the same Idempotency-Key)`,
+          { retryAfterSecs: 1 },
+        ),
+      );
+    }, answerTimeoutMs);
+    reply.raw.once('close', () => clearTimeout(timer));
+    done();
+  });
+}
