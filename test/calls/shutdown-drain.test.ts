@@ -2,7 +2,8 @@
  * Graceful shutdown, black box: `voiceagent serve` (api, gateway and worker in one process) is started as an
  * operator starts it and stopped with real signals while sandbox calls are live. Calls that end by their own rules
  * inside the drain window settle as usual; the rest end `failed` with `node-shutdown`, free, with one terminal
- * webhook and one log line each. A second signal ends the calls at once instead of waiting for the window.
+ * webhook and one log line each. A second signal ends the calls at once instead of waiting for the window. In the
+ * multi-process deployment, a draining gateway gets no new calls: they go to the other gateway.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -19,8 +20,10 @@ import {
   type TestCertificates,
   WebhookReceiver,
 } from '../../core/events/testing/receiver.ts';
+import { provisionWorkspace } from '../../core/workspaces/provision.ts';
 import { SphinxTranscriber } from '../../engines/stt/index.ts';
-import { client } from '../support/platform.ts';
+import { backends, client } from '../support/platform.ts';
+import { startTopology, type Topology } from '../support/topology.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/voiceagent.js', import.meta.url));
 
@@ -238,5 +241,76 @@ describe('graceful shutdown drains live calls', {
       assert.deepEqual(events, ['call.failed', 'call.started']);
     }
     for (const id of ids) assert.equal(endedLines(server, id).length, 1);
+  });
+});
+
+const scaledOut = (await backends()).find((b) => b.databaseUrl && b.redisUrl);
+
+describe('a draining gateway gets no new calls (1 api, 2 gateways, 1 worker)', {
+  skip:
+    (!scaledOut && 'needs DATABASE_URL and REDIS_URL') ||
+    (!SphinxTranscriber.available() && 'PocketSphinx is not installed'),
+}, () => {
+  let topology: Topology;
+  let api: ReturnType<typeof client>;
+  let agentId: string;
+
+  before(async () => {
+    if (!scaledOut?.databaseUrl || !scaledOut.redisUrl) return;
+    topology = await startTopology(
+      { databaseUrl: scaledOut.databaseUrl, redisUrl: scaledOut.redisUrl },
+      { SHUTDOWN_DRAIN_MS: '300000', LOG_LEVEL: 'warn' },
+    );
+    const workspace = await provisionWorkspace(topology.store, {
+      name: 'Drain',
+      mode: 'sandbox',
+      balancePaise: 100_000,
+    });
+    api = client(topology.url, workspace.api_key);
+    const agent = await api<{ id: string }>('POST', '/v2/agents', {
+      body: { name: 'Asha', first_message: 'Hello, this is Asha.', voice: { voice_id: 'local-en-female' } },
+    });
+    assert.equal(agent.status, 201, agent.text);
+    agentId = agent.body.id;
+  });
+
+  after(async () => {
+    await topology?.close();
+  });
+
+  async function liveOn(): Promise<{ id: string; node: string }> {
+    const placed = await api<CallBody>('POST', '/v2/calls', { body: { to: SILENT, agent_id: agentId } });
+    assert.equal(placed.status, 202, placed.text);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const call = await topology.store.calls.findById(placed.body.id);
+      if (call?.status === 'in_progress' && call.gatewayNode) return { id: call.id, node: call.gatewayNode };
+      assert.ok(Date.now() < deadline && ['queued', 'dialing'].includes(call?.status ?? ''), call?.status);
+      await sleep(100);
+    }
+  }
+
+  test('calls placed while a gateway drains run on the other one; its own live call is ended at the second signal', async () => {
+    const first = await liveOn();
+    const draining = topology.nodes.find((node) => node.name === first.node);
+    assert.ok(draining, first.node);
+    draining.child.kill('SIGTERM');
+    const deadline = Date.now() + 30_000;
+    while (!draining.output.join('').includes('shutting down') && Date.now() < deadline) await sleep(50);
+    assert.ok(draining.output.join('').includes('shutting down'), draining.output.join(''));
+
+    const later = [await liveOn(), await liveOn(), await liveOn()];
+    for (const call of later) assert.notEqual(call.node, first.node, 'no new call on the draining gateway');
+    assert.equal((await topology.store.calls.findById(first.id))?.status, 'in_progress', 'still draining');
+
+    const exited = new Promise((resolve) => draining.child.once('exit', resolve));
+    draining.child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    const ended = await topology.store.calls.findById(first.id);
+    assert.deepEqual([ended?.status, ended?.endedReason, ended?.costPaise], ['failed', 'node-shutdown', 0]);
+    for (const call of later) {
+      const aborted = await api('POST', `/v2/calls/${call.id}/abort`);
+      assert.equal(aborted.status, 200, aborted.text);
+    }
   });
 });
