@@ -285,7 +285,10 @@ describe('a draining gateway gets no new calls (1 api, 2 gateways, 1 worker)', {
     for (;;) {
       const call = await topology.store.calls.findById(placed.body.id);
       if (call?.status === 'in_progress' && call.gatewayNode) return { id: call.id, node: call.gatewayNode };
-      assert.ok(Date.now() < deadline && ['queued', 'dialing'].includes(call?.status ?? ''), call?.status);
+      assert.ok(
+        Date.now() < deadline && ['queued', 'dialing'].includes(call?.status ?? ''),
+        `${call?.status} ${call?.endedReason} ${call?.error}`,
+      );
       await sleep(100);
     }
   }
@@ -297,7 +300,10 @@ describe('a draining gateway gets no new calls (1 api, 2 gateways, 1 worker)', {
     draining.child.kill('SIGTERM');
     const deadline = Date.now() + 30_000;
     while (!draining.output.join('').includes('shutting down') && Date.now() < deadline) await sleep(50);
-    assert.ok(draining.output.join('').includes('shutting down'), draining.output.join(''));
+    assert.ok(
+      draining.output.join('').includes('shutting down'),
+      `exit ${draining.child.exitCode} ${draining.child.signalCode}: ${draining.output.join('')} ${JSON.stringify(await topology.store.calls.findById(first.id))}`,
+    );
 
     const later = [await liveOn(), await liveOn(), await liveOn()];
     for (const call of later) assert.notEqual(call.node, first.node, 'no new call on the draining gateway');
