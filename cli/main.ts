@@ -80,11 +80,18 @@ async function serveCommand(args: string[], env: Record<string, string | undefin
 }
 
 /**
+ * Signals this close after the one before count once: Ctrl-C under `npm start` reaches the server twice, from
+ * the terminal and forwarded by npm.
+ */
+const SAME_SIGNAL_MS = 1_000;
+
+/**
  * SIGTERM/SIGINT: the first starts the drain, the second ends the live calls at once (settled all the same), a
  * third exits without waiting.
  */
 function shutdownSignals(): { first: Promise<void>; second: Promise<void>; dispose(): void } {
   let count = 0;
+  let lastAt = Number.NEGATIVE_INFINITY;
   let first!: () => void;
   let second!: () => void;
   const firstSignal = new Promise<void>((resolve) => {
@@ -94,6 +101,9 @@ function shutdownSignals(): { first: Promise<void>; second: Promise<void>; dispo
     second = resolve;
   });
   const onSignal = (signal: NodeJS.Signals) => {
+    const now = performance.now();
+    if (now - lastAt < SAME_SIGNAL_MS) return;
+    lastAt = now;
     count++;
     if (count === 1) first();
     else if (count === 2) {
