@@ -83,7 +83,8 @@ export async function startPlatform(
   const closers: Array<() => Promise<void>> = [];
   /** What stops this node taking new calls, first thing on shutdown. */
   const stopTaking: Array<() => Promise<void>> = [];
-  let liveCalls: DrainableCalls | undefined;
+  /** By log field: `live_calls` on a gateway, `sandbox_calls` (simulated callees) on a worker. */
+  const liveCalls: Record<string, DrainableCalls> = {};
   let apiUrl: string | undefined;
   let gatewayUrl: string | undefined;
   let bootstrapped: RunningPlatform['bootstrapped'];
@@ -137,7 +138,7 @@ export async function startPlatform(
       });
       await streams.listen(coord);
       closers.push(() => streams.close());
-      liveCalls = streams;
+      liveCalls.live_calls = streams;
       const gateway = await startGateway({
         host: config.host,
         port: config.gatewayPort,
@@ -215,6 +216,16 @@ export async function startPlatform(
           })
         : undefined;
       if (!sandbox) logger.warn('no gateway to dial into: set PUBLIC_GATEWAY_URL; calls will fail');
+      // The simulated callees live here: a draining worker lets their calls end by their own rules too; the
+      // carrier's close hangs up the rest, and their gateways settle them.
+      if (sandbox)
+        liveCalls.sandbox_calls = {
+          get live() {
+            return sandbox.activeCalls;
+          },
+          idle: () => sandbox.idle(),
+          endAll: async () => 0,
+        };
       const web = new WebCallCarrier();
       const twilio =
         config.twilio && mediaUrl && config.publicApiUrl
@@ -301,8 +312,7 @@ export async function startPlatform(
     async shutdown({ drainMs, endNow }) {
       for (const stop of stopTaking)
         await stop().catch((err: unknown) => logger.error({ err }, 'stop failed'));
-      if (liveCalls)
-        await drainLiveCalls(liveCalls, { windowMs: drainMs, logger, ...(endNow ? { endNow } : {}) });
+      await drainLiveCalls(liveCalls, { windowMs: drainMs, logger, ...(endNow ? { endNow } : {}) });
       await close();
     },
     close,
