@@ -155,14 +155,19 @@ export class CallRun {
 
   /**
    * This node is shutting down and its drain window ran out: ends the media now and settles the call `failed`
-   * with `node-shutdown` (free), unless it already ended by its own rules. Resolves once the call is settled.
+   * with `node-shutdown` (free), unless it already ended by its own rules. Resolves once the call is settled:
+   * true when the shutdown ended it.
    */
-  shutDown(): Promise<void> {
-    if (this.settled) return this.settled;
+  async shutDown(): Promise<boolean> {
+    if (this.settled) {
+      await this.ended();
+      return false;
+    }
     this.shuttingDown = true;
     this.ctx.output.end('node_shutdown');
     this.session.stopped();
-    return this.ended();
+    await this.ended();
+    return true;
   }
 
   private settle(outcome: SessionOutcome): Promise<void> {

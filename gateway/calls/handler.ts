@@ -55,9 +55,8 @@ export class CallStreams {
    */
   async endAll(): Promise<number> {
     this.endingAll = true;
-    const runs = [...this.runs.values()];
-    await Promise.allSettled(runs.map((run) => run.shutDown()));
-    return runs.length;
+    const results = await Promise.allSettled([...this.runs.values()].map((run) => run.shutDown()));
+    return results.filter((result) => result.status === 'fulfilled' && result.value).length;
   }
 
   private removed(callId: string, run: CallRun): void {
