@@ -6,7 +6,9 @@ RUN apt-get update \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-RUN npm ci --omit=dev --no-audit --no-fund
+# onnxruntime-node bundles its CPU binaries; its install script only downloads CUDA ones. npm 11 skips that script
+# (package.json "allowScripts"); the npm 10 of this image reads the variable.
+RUN ONNXRUNTIME_NODE_INSTALL=skip npm ci --omit=dev --no-audit --no-fund
 COPY . .
 ENV DATA_DIR=/data NODE_ENV=production
 VOLUME /data

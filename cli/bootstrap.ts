@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../core/config.ts';
 import type { Coordinator } from '../core/coord/types.ts';
@@ -26,10 +26,31 @@ export async function bootstrapFirstWorkspace(
       balancePaise: rupeesToPaise(config.bootstrapBalanceInr),
     });
     mkdirSync(config.dataDir, { recursive: true });
-    const file = path.join(config.dataDir, 'credentials.json');
+    const file = credentialsFile(config);
     writeFileSync(file, `${JSON.stringify(workspace, null, 2)}\n`, { mode: 0o600 });
     return { workspace, file };
   } finally {
     await lock.release();
   }
+}
+
+function credentialsFile(config: Pick<Config, 'dataDir'>): string {
+  return path.join(config.dataDir, 'credentials.json');
+}
+
+/**
+ * Keeps DATA_DIR/credentials.json true after the operator changed one of its secrets (webhook-secret rotate):
+ * when the file holds that workspace's credentials, the new value replaces the old. Returns whether it did.
+ */
+export function updateFirstStartCredentials(
+  config: Pick<Config, 'dataDir'>,
+  workspaceId: string,
+  changes: Partial<Pick<ProvisionedWorkspace, 'webhook_secret'>>,
+): boolean {
+  const file = credentialsFile(config);
+  if (!existsSync(file)) return false;
+  const stored = JSON.parse(readFileSync(file, 'utf8')) as ProvisionedWorkspace;
+  if (stored.workspace_id !== workspaceId) return false;
+  writeFileSync(file, `${JSON.stringify({ ...stored, ...changes }, null, 2)}\n`, { mode: 0o600 });
+  return true;
 }

@@ -74,11 +74,53 @@ async function serveCommand(args: string[], env: Record<string, string | undefin
   if (platform.speech) process.stdout.write(`${describeCoverage(platform.speech)}\n`);
   if (platform.apiUrl) process.stdout.write(`Control API: ${platform.apiUrl}\n`);
   if (platform.gatewayUrl) process.stdout.write(`Media gateway: ${platform.gatewayUrl}\n`);
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
-  await platform.close();
+  const signals = shutdownSignals();
+  await signals.first;
+  await platform.shutdown({ drainMs: config.shutdownDrainMs, endNow: signals.second });
+  signals.dispose();
   return 0;
+}
+
+/**
+ * Signals this close after the one before count once: Ctrl-C under `npm start` reaches the server twice, from
+ * the terminal and forwarded by npm.
+ */
+const SAME_SIGNAL_MS = 1_000;
+
+/**
+ * SIGTERM/SIGINT: the first starts the drain, the second ends the live calls at once (settled all the same), a
+ * third exits without waiting.
+ */
+function shutdownSignals(): { first: Promise<void>; second: Promise<void>; dispose(): void } {
+  let count = 0;
+  let lastAt = Number.NEGATIVE_INFINITY;
+  let first!: () => void;
+  let second!: () => void;
+  const firstSignal = new Promise<void>((resolve) => {
+    first = resolve;
+  });
+  const secondSignal = new Promise<void>((resolve) => {
+    second = resolve;
+  });
+  const onSignal = (signal: NodeJS.Signals) => {
+    const now = performance.now();
+    if (now - lastAt < SAME_SIGNAL_MS) return;
+    lastAt = now;
+    count++;
+    if (count === 1) first();
+    else if (count === 2) {
+      process.stderr.write(`voiceagent: ${signal} again: ending live calls now\n`);
+      second();
+    } else process.exit(130);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    first: firstSignal,
+    second: secondSignal,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }

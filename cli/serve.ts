@@ -6,6 +6,7 @@ import { buildApiApp } from '../control-api/app.ts';
 import { TWILIO_STATUS_CALLBACK_PATH } from '../control-api/routes/carriers/twilio.ts';
 import { StreamTokens } from '../core/auth/stream-tokens.ts';
 import { DiskCallArtifacts } from '../core/calls/artifacts.ts';
+import { callEndedLine } from '../core/calls/call-log.ts';
 import { Dialer, settleRingOutcomes } from '../core/calls/dialer.ts';
 import { CallLifecycle } from '../core/calls/lifecycle.ts';
 import { publishLiveEvent } from '../core/calls/live-events.ts';
@@ -17,6 +18,7 @@ import { createCoordinator } from '../core/coord/index.ts';
 import type { Coordinator } from '../core/coord/types.ts';
 import { announceThrough } from '../core/events/announce.ts';
 import { WebhookDispatcher } from '../core/events/dispatcher.ts';
+import { listenErrorOf } from '../core/listen-error.ts';
 import { createLogger } from '../core/logger.ts';
 import type { Store } from '../core/store/types.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
@@ -28,6 +30,7 @@ import { startGateway } from '../gateway/server.ts';
 import { WebCallCarrier } from '../gateway/web/originate.ts';
 import { PipelineMetrics } from '../pipeline/metrics.ts';
 import { bootstrapFirstWorkspace } from './bootstrap.ts';
+import { type DrainableCalls, drainLiveCalls } from './drain.ts';
 import { buildCallEngines } from './engines.ts';
 import { resolveSecretKey } from './secret-key.ts';
 import { openConfiguredStore } from './store.ts';
@@ -47,6 +50,12 @@ export interface RunningPlatform {
   speech: SpeechCoverage | undefined;
   /** Credentials of the workspace created on first start, if this start created one. */
   bootstrapped: { apiKey: string; workspaceId: string; file: string } | undefined;
+  /**
+   * Graceful stop (SIGTERM/SIGINT): stops taking new calls on this node, lets live calls run until they end or
+   * `drainMs` passes (or `endNow` resolves: a second signal), ends the rest `failed` with `node-shutdown`, then
+   * closes everything.
+   */
+  shutdown(options: { drainMs: number; endNow?: Promise<void> }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -75,6 +84,10 @@ export async function startPlatform(
   const artifacts = new DiskCallArtifacts(path.join(config.dataDir, 'recordings'));
   const secretKey = resolveSecretKey(config);
   const closers: Array<() => Promise<void>> = [];
+  /** What stops this node taking new calls, first thing on shutdown. */
+  const stopTaking: Array<() => Promise<void>> = [];
+  /** By log field: `live_calls` on a gateway, `sandbox_calls` (simulated callees) on a worker. */
+  const liveCalls: Record<string, DrainableCalls> = {};
   let apiUrl: string | undefined;
   let gatewayUrl: string | undefined;
   let bootstrapped: RunningPlatform['bootstrapped'];
@@ -99,6 +112,7 @@ export async function startPlatform(
       store,
       slots,
       announce: announceThrough(coord),
+      onSettled: (call) => logger.info(callEndedLine(call), 'call ended'),
       ...(options.clock ? { clock: options.clock } : {}),
     });
     const tokens = new StreamTokens({
@@ -128,10 +142,12 @@ export async function startPlatform(
       });
       await streams.listen(coord);
       closers.push(() => streams.close());
+      liveCalls.live_calls = streams;
       const gateway = await startGateway({
         host: config.host,
         port: config.gatewayPort,
         allowFallback: config.gatewayAllowFallback,
+        reusePort: config.gatewayReusePort,
         tokens,
         handlerFactory: streams.handlerFactory,
         endedCallEvent: streams.endedCallEvent,
@@ -141,6 +157,7 @@ export async function startPlatform(
       });
       gatewayUrl = `ws://${loopbackHost(config.host)}:${gateway.port}`;
       closers.push(() => gateway.close());
+      stopTaking.push(async () => gateway.stopAccepting());
       logger.info({ url: gatewayUrl }, 'media gateway listening');
     }
     if (config.roles.includes('api')) {
@@ -161,10 +178,12 @@ export async function startPlatform(
         ...(config.twilio ? { twilioAuthToken: config.twilio.authToken } : {}),
         ...(options.clock ? { clock: options.clock } : {}),
       });
-      await app.listen({ host: config.host, port: config.port });
+      closers.push(() => app.close());
+      await app.listen({ host: config.host, port: config.port }).catch((error: unknown) => {
+        throw listenErrorOf('control API', config.host, config.port, error);
+      });
       const address = app.server.address() as AddressInfo;
       apiUrl = `http://${loopbackHost(config.host)}:${address.port}`;
-      closers.push(() => app.close());
       logger.info({ url: apiUrl }, 'control API listening');
     }
     if (config.roles.includes('worker') && engines) {
@@ -176,6 +195,18 @@ export async function startPlatform(
         allowPrivate: config.allowPrivateWebhooks,
         ...(options.webhookCa ? { extraCa: options.webhookCa } : {}),
         ...(options.clock ? { clock: options.clock } : {}),
+        onDeadLetter: (dead) =>
+          logger.warn(
+            {
+              event_id: dead.eventId,
+              type: dead.type,
+              call_id: dead.callId,
+              attempts: dead.attempts,
+              last_status: dead.status,
+              last_error: dead.error,
+            },
+            'webhook event dead-lettered',
+          ),
       });
       await dispatcher.start();
       closers.push(() => dispatcher.stop());
@@ -191,6 +222,16 @@ export async function startPlatform(
           })
         : undefined;
       if (!sandbox) logger.warn('no gateway to dial into: set PUBLIC_GATEWAY_URL; calls will fail');
+      // The simulated callees live here: a draining worker lets their calls end by their own rules too; the
+      // carrier's close hangs up the rest, and their gateways settle them.
+      if (sandbox)
+        liveCalls.sandbox_calls = {
+          get live() {
+            return sandbox.activeCalls;
+          },
+          idle: () => sandbox.idle(),
+          endAll: async () => 0,
+        };
       const web = new WebCallCarrier();
       const twilio =
         config.twilio && mediaUrl && config.publicApiUrl
@@ -222,10 +263,17 @@ export async function startPlatform(
           // Production dialing needs a carrier account; without one such calls end `failed`.
           return workspace?.mode === 'sandbox' ? sandbox : twilio;
         },
+        whyNoCarrier: () =>
+          !mediaUrl
+            ? 'no media gateway to dial into: set PUBLIC_GATEWAY_URL'
+            : config.twilio
+              ? 'Twilio is configured but needs PUBLIC_API_URL and a wss:// PUBLIC_GATEWAY_URL'
+              : 'production calls need a carrier account: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM_NUMBER, PUBLIC_API_URL and PUBLIC_GATEWAY_URL',
         reportError: (err) => logger.error({ err }, 'dialer failed'),
       });
       await dialer.start();
       closers.push(() => dialer.stop());
+      stopTaking.push(() => dialer.stop());
       const recovery = new CallRecovery({
         store,
         coord,
@@ -250,9 +298,19 @@ export async function startPlatform(
       logger.info('worker role: dialer, call recovery and webhook dispatcher running');
     }
   } catch (error) {
+    // What did start stops again, so a node that cannot take its ports exits instead of half-running.
+    for (const close of closers.reverse()) await close().catch(() => {});
     await Promise.allSettled([store.close(), coord.close()]);
     throw error;
   }
+
+  let closed: Promise<void> | undefined;
+  const close = () =>
+    (closed ??= (async () => {
+      for (const closer of [...closers].reverse()) await closer();
+      await coord.close();
+      await store.close();
+    })());
 
   return {
     roles: config.roles,
@@ -262,11 +320,13 @@ export async function startPlatform(
     store,
     coord,
     bootstrapped,
-    async close() {
-      for (const close of closers.reverse()) await close();
-      await coord.close();
-      await store.close();
+    async shutdown({ drainMs, endNow }) {
+      for (const stop of stopTaking)
+        await stop().catch((err: unknown) => logger.error({ err }, 'stop failed'));
+      await drainLiveCalls(liveCalls, { windowMs: drainMs, logger, ...(endNow ? { endNow } : {}) });
+      await close();
     },
+    close,
   };
 }
 

@@ -61,6 +61,8 @@ const envSchema = z.object({
   WEBHOOK_RETRY_SCHEDULE_MS: delayList.default([0, 1_000, 10_000, 60_000, 300_000, 1_800_000]),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(5_000),
   GATEWAY_ALLOW_FALLBACK: flag.default(false),
+  GATEWAY_REUSE_PORT: flag.default(false),
+  SHUTDOWN_DRAIN_MS: nonNegativeInt.default(30_000),
   SECRET_KEY: z.string().min(32).optional(),
   NODE_ID: z
     .string()
@@ -122,6 +124,13 @@ export interface Config {
   /** Client timeout of one webhook attempt (connect to response); slower receivers count as failures. */
   readonly webhookTimeoutMs: number;
   readonly gatewayAllowFallback: boolean;
+  /**
+   * Let several processes listen on the gateway port at once (SO_REUSEPORT), for an operator who wants the
+   * kernel to spread streams over them; otherwise a second gateway on a port in use fails to start.
+   */
+  readonly gatewayReusePort: boolean;
+  /** On SIGTERM/SIGINT, how long live calls may run on before they are ended as `node-shutdown`. */
+  readonly shutdownDrainMs: number;
   /** Server-side secret for signing (stream tokens, recording URLs); generated and kept in DATA_DIR when unset. */
   readonly secretKey: string | undefined;
   /** This process's name among the deployment's nodes, kept on the calls it runs; default host and pid. */
@@ -274,6 +283,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetryScheduleMs: Object.freeze(e.WEBHOOK_RETRY_SCHEDULE_MS),
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     gatewayAllowFallback: e.GATEWAY_ALLOW_FALLBACK,
+    gatewayReusePort: e.GATEWAY_REUSE_PORT,
+    shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
     secretKey: e.SECRET_KEY,
     nodeId: e.NODE_ID ?? `${os.hostname()}-${process.pid}`,
     engines: Object.freeze({

@@ -14,7 +14,7 @@ import type { StreamLimits } from './limits.ts';
 import { type GatewayMetrics, type MetricsCursor, newMetricsCursor } from './metrics.ts';
 import { OutboundPath } from './outbound.ts';
 import type { Pacer } from './pacer.ts';
-import { type InboundStats, type OutboundStats, StreamTelemetry } from './telemetry.ts';
+import { type InboundStats, type OutboundStats, StreamTelemetry, streamEndFigures } from './telemetry.ts';
 import type { StreamTokens, TokenRejection, TokenVerdict } from './tokens.ts';
 import type { StreamTransport } from './transport.ts';
 
@@ -372,7 +372,16 @@ export class MediaSession {
     metrics.flush(carrier, this.telemetry, this.metricsCursor);
     metrics.closed.inc({ carrier, reason: this.closeLabel });
     metrics.active.dec({ carrier });
-    this.logger.info({ summary: this.summary() }, 'media stream ended');
+    this.logger.info(
+      {
+        carrier,
+        duration_ms: Math.round(this.endedAt - this.openedAt),
+        end_reason: this.endReason,
+        close_code: code,
+        ...streamEndFigures(this.telemetry.inbound, this.telemetry.outbound),
+      },
+      'media stream ended',
+    );
     this.o.onEnd(this);
   }
 

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type Clock, systemClock } from '../core/clock.ts';
+import { ListenError } from '../core/listen-error.ts';
 import { MEDIA_ADAPTERS } from './carriers/index.ts';
 import type { CarrierName } from './carriers/types.ts';
 import type { MediaHandlerFactory, StreamEvent } from './handler.ts';
@@ -45,6 +46,11 @@ export interface GatewayOptions {
   readonly host: string;
   readonly port: number;
   readonly allowFallback: boolean;
+  /**
+   * Share the port with other processes (SO_REUSEPORT). Off, the port is this gateway's alone: a second process
+   * on it fails to listen instead of silently taking a share of the streams.
+   */
+  readonly reusePort?: boolean;
   readonly tokens: StreamTokens;
   readonly handlerFactory: MediaHandlerFactory;
   readonly registry: Registry;
@@ -72,6 +78,11 @@ export interface GatewayStats {
 
 export interface Gateway {
   readonly port: number;
+  /**
+   * Stops taking new streams: the listening socket closes (a balancer in front moves new streams to other
+   * gateways) while the streams already open carry on.
+   */
+  stopAccepting(): void;
   close(): Promise<void>;
   stats(): GatewayStats;
 }
@@ -79,6 +90,10 @@ export interface Gateway {
 export class FallbackRefusedError extends Error {
   override name = 'FallbackRefusedError';
 }
+
+/** uWS listen options (the package's `ListenOptions` enum is a type only). */
+const LISTEN_DEFAULT = 0;
+const LISTEN_EXCLUSIVE_PORT = 1;
 
 /** Per-socket data, filled synchronously in `upgrade` (the request object dies when it returns). */
 export interface SocketData {
@@ -265,10 +280,28 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
 
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
-    app.listen(options.host, options.port, (socket) => {
-      if (socket) resolve(socket);
-      else reject(new Error(`gateway could not listen on ${options.host}:${options.port}`));
-    });
+    // The host + options form exists on the native app and the fallback but is missing from the typings.
+    const listen = app.listen as unknown as (
+      host: string,
+      port: number,
+      listenOptions: number,
+      cb: (socket: us_listen_socket | false) => void,
+    ) => TemplatedApp;
+    listen.call(
+      app,
+      options.host,
+      options.port,
+      options.reusePort ? LISTEN_DEFAULT : LISTEN_EXCLUSIVE_PORT,
+      (socket) => {
+        if (socket) resolve(socket);
+        else
+          reject(
+            new ListenError(
+              `media gateway could not listen on ${options.host}:${options.port}: the port is in use (another server?) or the address is not this machine's`,
+            ),
+          );
+      },
+    );
   });
   const port = uws.us_socket_local_port(listenSocket);
 
@@ -278,7 +311,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }, limits.housekeepingMs);
   housekeeping.unref();
 
-  log.info({ host: options.host, port, native }, 'media gateway listening');
+  let accepting = true;
+  const stopAccepting = (): void => {
+    if (!accepting) return;
+    accepting = false;
+    uws.us_listen_socket_close(listenSocket);
+  };
 
   return {
     port,
@@ -289,10 +327,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       streams: [...sessions].map((s) => s.summary()),
       recent: [...recent],
     }),
+    stopAccepting,
     close: async () => {
       if (closing) return;
       closing = true;
-      uws.us_listen_socket_close(listenSocket);
+      stopAccepting();
       for (const session of [...sessions]) session.close('going_away');
       clearInterval(housekeeping);
       pacer.close();

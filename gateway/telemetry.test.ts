@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PacedQueue } from './pacer.ts';
-import { StreamTelemetry } from './telemetry.ts';
+import { StreamTelemetry, streamEndFigures } from './telemetry.ts';
 
 describe('inbound timing', () => {
   test('steady 20 ms frames with carrier timestamps: no gap, nothing late', () => {
@@ -103,5 +103,27 @@ describe('paced queue', () => {
     assert.equal(q.audioMs, 20);
     assert.deepEqual(q.clear(), ['a0', 'm']);
     assert.equal(q.audioMs, 0);
+  });
+});
+
+describe('stream end line', () => {
+  test('carries the audio each way and the trouble counts, not every counter', () => {
+    const t = new StreamTelemetry();
+    t.audio(0, 20, 0, undefined);
+    t.audio(20, 20, 20, undefined);
+    t.audio(140, 20, 100, undefined); // 60 ms of media missing: a gap
+    t.audioSent(0, 500.4);
+    t.bad('malformed');
+    const figures = streamEndFigures(t.inbound, t.outbound);
+    assert.deepEqual(figures, {
+      in_audio_ms: 60,
+      out_audio_ms: 500,
+      gaps: 1,
+      late_frames: 0,
+      underruns: 0,
+      bad_messages: 1,
+      dropped_messages: 0,
+    });
+    assert.ok(JSON.stringify(figures).length < 200);
   });
 });

@@ -51,6 +51,32 @@ export interface OutboundStats {
   droppedMessages: number;
 }
 
+/**
+ * The figures of an ended stream an operator reads in its log line: how much audio went each way and the
+ * counts that mean trouble. Everything else stays in `/metrics` (per carrier) and the gateway's stream stats.
+ */
+export interface StreamEndFigures {
+  in_audio_ms: number;
+  out_audio_ms: number;
+  gaps: number;
+  late_frames: number;
+  underruns: number;
+  bad_messages: number;
+  dropped_messages: number;
+}
+
+export function streamEndFigures(inbound: InboundStats, outbound: OutboundStats): StreamEndFigures {
+  return {
+    in_audio_ms: Math.round(inbound.audioMs),
+    out_audio_ms: Math.round(outbound.audioMs),
+    gaps: inbound.gaps,
+    late_frames: inbound.lateFrames,
+    underruns: outbound.underruns,
+    bad_messages: inbound.badMessages,
+    dropped_messages: outbound.droppedMessages,
+  };
+}
+
 export class StreamTelemetry {
   readonly inbound: InboundStats = {
     messages: 0,

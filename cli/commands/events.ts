@@ -4,6 +4,7 @@ import type { Config } from '../../core/config.ts';
 import { WebhookSender } from '../../core/events/delivery.ts';
 import { replayEvent } from '../../core/events/replay.ts';
 import type { EventRecord, Store } from '../../core/store/types.ts';
+import { updateFirstStartCredentials } from '../bootstrap.ts';
 import { openConfiguredStore } from '../store.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -119,6 +120,7 @@ export async function runWebhookSecretCommand(config: Config, args: string[]): P
   return withStore(config, async (store) => {
     if (!(await store.workspaces.get(workspaceId))) throw new Error(`no workspace ${workspaceId}`);
     const secret = await store.secrets.rotateWebhookSecret(workspaceId, overlapMs);
+    updateFirstStartCredentials(config, workspaceId, { webhook_secret: secret });
     const previous = (await store.secrets.webhookSecrets(workspaceId)).filter((s) => s.secret !== secret);
     const until = previous.reduce<number | null>(
       (latest, s) => Math.max(latest ?? 0, s.expiresAt ?? 0),

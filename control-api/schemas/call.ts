@@ -126,7 +126,12 @@ export const callSchema = z.object({
   agent_id: z.string(),
   to: z.string().nullable(),
   status: z.enum(CALL_STATUSES),
-  ended_reason: z.string().nullable().describe('null while the call is live'),
+  ended_reason: z
+    .string()
+    .nullable()
+    .describe(
+      'null while the call is live. Values: assistant-ended-call, customer-ended-call, voicemail, customer-did-not-answer, customer-busy, pipeline-error, exceeded-max-duration, aborted-by-api, node-shutdown (the gateway running the call was stopped past its drain window; failed, free)',
+    ),
   started_at: timestamp.nullable().describe('null if the call never connected'),
   ended_at: timestamp.nullable().describe('null while the call is live'),
   duration_secs: z.number().int(),

@@ -120,6 +120,7 @@ for (const coordTarget of coordinatorTargetList) {
           ceiling?: number;
           carriers?: RecordingCarrier[];
           carrierFor?: DialerOptions['carrierFor'];
+          whyNoCarrier?: DialerOptions['whyNoCarrier'];
         } = {},
       ) => {
         const coord = coords[index];
@@ -136,6 +137,7 @@ for (const coordTarget of coordinatorTargetList) {
           slots,
           carriers,
           carrierFor: options.carrierFor ?? (async () => carrier),
+          ...(options.whyNoCarrier ? { whyNoCarrier: options.whyNoCarrier } : {}),
           pollMs: NEVER_POLL_MS,
           reportError: (error) => errors.push(error),
         });
@@ -270,6 +272,18 @@ for (const coordTarget of coordinatorTargetList) {
         assert.equal((await store.wallet.balance(ws.workspaceId)).heldPaise, 0);
         assert.deepEqual(a.carrier.originated, []);
         assert.deepEqual(await holdersOf(a.slots, ws.workspaceId), []);
+      });
+
+      test('a call without a carrier keeps the reason the node gives: the settings that are missing', async () => {
+        const ws = await fundedWorkspace(store, START_PAISE);
+        const [call] = (await admit(ws, 1)) as [CallRecord];
+        const a = node(0, {
+          carrierFor: async () => undefined,
+          whyNoCarrier: (c) => `production calls need a carrier account (${c.id})`,
+        });
+        await a.dialer.pass();
+        const ended = await store.calls.get(ws.workspaceId, call.id);
+        assert.equal(ended?.error, `production calls need a carrier account (${call.id})`);
       });
 
       test('skips calls aborted while they waited, never originating them', async () => {

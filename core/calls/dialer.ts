@@ -21,6 +21,8 @@ export interface DialerOptions {
   slots: LiveCallSlots;
   /** The carrier that dials this call (by its workspace's mode); undefined when none is configured. */
   carrierFor(call: CallRecord): Promise<Carrier | undefined>;
+  /** Why `carrierFor` found no carrier for this call (the missing settings), kept as the failed call's error. */
+  whyNoCarrier?(call: CallRecord): string;
   /** Every carrier this node may have dialled through, by name, to pass hang-ups on. */
   carriers: readonly Carrier[];
   pollMs?: number;
@@ -149,7 +151,10 @@ export class Dialer {
       throw error;
     }
     if (!carrier) {
-      await this.endUndialled(call, 'no carrier is configured for this workspace');
+      await this.endUndialled(
+        call,
+        this.options.whyNoCarrier?.(call) ?? 'no carrier is configured for this workspace',
+      );
       return false;
     }
     const dialing = await lifecycle.markDialing(call.workspaceId, call.id, { carrier: carrier.name });

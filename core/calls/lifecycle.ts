@@ -28,6 +28,8 @@ export interface CallLifecycleDeps {
   announce?: AnnounceEvents;
   /** The live-call slots: a settled call's slot is released at once, so the next queued call can dial. */
   slots?: LiveCallSlots;
+  /** Told after commit about every call this lifecycle ended (the call-ended log line). */
+  onSettled?: (call: CallRecord) => void;
 }
 
 export interface SettleDetails {
@@ -69,12 +71,14 @@ export class CallLifecycle {
   private readonly clock: Clock;
   private readonly announce: AnnounceEvents | undefined;
   private readonly slots: LiveCallSlots | undefined;
+  private readonly onSettled: ((call: CallRecord) => void) | undefined;
 
   constructor(deps: CallLifecycleDeps) {
     this.store = deps.store;
     this.clock = deps.clock ?? systemClock;
     this.announce = deps.announce;
     this.slots = deps.slots;
+    this.onSettled = deps.onSettled;
   }
 
   /** queued -> dialing; undefined when the call is no longer queued (aborted meanwhile) or unknown. */
@@ -127,6 +131,7 @@ export class CallLifecycle {
     );
     if (result.settled) {
       this.announced(result.event);
+      this.onSettled?.(result.call);
       // After commit: a failure here only delays the slot until its lease runs out.
       await this.slots?.release(workspaceId, id).catch(() => {});
     }

@@ -35,6 +35,8 @@ const SPEC: Record<string, [CallStatus, string | null, string | null]> = {
   'queued abort': ['aborted', 'call.aborted', 'aborted-by-api'],
   'dialing abort': ['aborted', 'call.aborted', 'aborted-by-api'],
   'in_progress abort': ['aborted', 'call.aborted', 'aborted-by-api'],
+  'dialing node_shutdown': ['failed', 'call.failed', 'node-shutdown'],
+  'in_progress node_shutdown': ['failed', 'call.failed', 'node-shutdown'],
 };
 
 const TERMINALS: TerminalStatus[] = [
@@ -48,7 +50,7 @@ const TERMINALS: TerminalStatus[] = [
 ];
 
 describe('call state machine', () => {
-  it('knows the ten statuses and ten triggers', () => {
+  it('knows the ten statuses and eleven triggers', () => {
     assert.equal(CALL_STATUSES.length, 10);
     assert.deepEqual([...CALL_TRIGGERS].sort(), [
       'abort',
@@ -58,6 +60,7 @@ describe('call state machine', () => {
       'customer_hangup',
       'dial',
       'max_duration',
+      'node_shutdown',
       'pipeline_error',
       'ring_timeout',
       'voicemail',

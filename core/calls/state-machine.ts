@@ -18,9 +18,11 @@ import { CALL_STATUSES, type CallStatus } from '../store/call-types.ts';
  * | `pipeline_error`   | failed      | `pipeline-error`          |
  * | `max_duration`     | timeout     | `exceeded-max-duration`   |
  * | `abort`            | aborted     | `aborted-by-api`          |
+ * | `node_shutdown`    | failed      | `node-shutdown`           |
  *
  * `pipeline_error` also applies to a queued call: a call that cannot be dialled at all (its agent was deleted,
- * the carrier refused it) ends `failed` rather than staying queued for ever.
+ * the carrier refused it) ends `failed` rather than staying queued for ever. `node_shutdown` ends the calls a
+ * gateway still runs when its drain window after SIGTERM/SIGINT runs out: failed, free, named for what it was.
  */
 export type CallEventType =
   | 'call.queued'
@@ -86,6 +88,12 @@ export const CALL_TRANSITIONS = {
     to: 'aborted',
     event: 'call.aborted',
     endedReason: 'aborted-by-api',
+  },
+  node_shutdown: {
+    from: ['dialing', 'in_progress'],
+    to: 'failed',
+    event: 'call.failed',
+    endedReason: 'node-shutdown',
   },
 } as const satisfies Record<string, Transition>;
 

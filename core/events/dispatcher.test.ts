@@ -17,7 +17,12 @@ import { storeTargets } from '../store/testing/targets.ts';
 import type { Store } from '../store/types.ts';
 import { announceThrough } from './announce.ts';
 import { WEBHOOK_USER_AGENT } from './delivery.ts';
-import { DISPATCHER_LOCK_KEY, WebhookDispatcher, type WebhookDispatcherOptions } from './dispatcher.ts';
+import {
+  type DeadLetter,
+  DISPATCHER_LOCK_KEY,
+  WebhookDispatcher,
+  type WebhookDispatcherOptions,
+} from './dispatcher.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './retry-schedule.ts';
 import { makeCertificates, type TestCertificates, WebhookReceiver } from './testing/receiver.ts';
 
@@ -115,7 +120,8 @@ for (const target of targets) {
     it('retries a failing receiver on the schedule: six attempts, then the dead-letter queue', async () => {
       const { event } = await queuedEvent(receiver.url());
       receiver.misbehave(...Array.from({ length: 6 }, () => ({ status: 500 })));
-      const d = dispatcher();
+      const deadLetters: DeadLetter[] = [];
+      const d = dispatcher({ onDeadLetter: (dead) => deadLetters.push(dead) });
       const schedule = DEFAULT_RETRY_SCHEDULE_MS;
       for (let k = 0; k < schedule.length; k++) {
         if (k > 0) {
@@ -130,6 +136,7 @@ for (const target of targets) {
         assert.equal(stored?.lastStatus, 500);
         assert.equal(stored?.lastError, 'HTTP 500');
         if (k < schedule.length - 1) {
+          assert.equal(deadLetters.length, 0, 'told only when the event is given up on');
           assert.equal(stored?.status, 'pending');
           assert.equal(stored?.nextAttemptAt, at + (schedule[k + 1] ?? 0));
         } else {
@@ -148,6 +155,17 @@ for (const target of targets) {
       }
       const dead = await store.events.listDead({ limit: 100 });
       assert.ok(dead.items.some((e) => e.id === event.id));
+      assert.deepEqual(deadLetters, [
+        {
+          eventId: event.id,
+          type: 'call.queued',
+          workspaceId: event.workspaceId,
+          callId: event.callId,
+          attempts: 6,
+          status: 500,
+          error: 'HTTP 500',
+        },
+      ]);
     });
 
     it('retries a 500, a 401 from its own signature check and a slow answer; the receiver processes it once', async () => {

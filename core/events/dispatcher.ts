@@ -32,6 +32,19 @@ export interface WebhookDispatcherOptions extends WebhookSenderOptions {
   pollMs?: number;
   maxInFlight?: number;
   reportError?: (error: unknown) => void;
+  /** Told once about each event this dispatcher dead-lettered, with its last error (the operator's log line). */
+  onDeadLetter?: (dead: DeadLetter) => void;
+}
+
+/** An event given up on: no attempt is scheduled after this one. */
+export interface DeadLetter {
+  eventId: string;
+  type: string;
+  workspaceId: string;
+  callId: string | null;
+  attempts: number;
+  status: number | null;
+  error: string;
 }
 
 function outcomeOf(result: DeliveryResult, retryAt: number | null): AttemptOutcome {
@@ -64,6 +77,7 @@ export class WebhookDispatcher {
   private readonly pollMs: number;
   private readonly maxInFlight: number;
   private readonly reportError: (error: unknown) => void;
+  private readonly onDeadLetter: ((dead: DeadLetter) => void) | undefined;
   private readonly inFlight = new Map<string, Promise<void>>();
   private running = false;
   private leading = false;
@@ -84,6 +98,7 @@ export class WebhookDispatcher {
     this.maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT;
     this.reportError =
       options.reportError ?? ((error) => process.emitWarning(`webhook dispatcher: ${String(error)}`));
+    this.onDeadLetter = options.onDeadLetter;
   }
 
   /** Whether this process is the runner right now. */
@@ -196,7 +211,19 @@ export class WebhookDispatcher {
     const result = await sendStoredEvent(this.store, this.sender, event, this.clock.now());
     const attempts = event.attempts + 1;
     const retryAt = nextAttemptAt(attempts, this.clock.now(), this.schedule);
-    await this.store.events.recordAttempt(event.id, attempts, outcomeOf(result, retryAt));
+    const outcome = outcomeOf(result, retryAt);
+    const recorded = await this.store.events.recordAttempt(event.id, attempts, outcome);
+    if (recorded && !outcome.delivered && outcome.retryAt === null) {
+      this.onDeadLetter?.({
+        eventId: event.id,
+        type: event.type,
+        workspaceId: event.workspaceId,
+        callId: event.callId,
+        attempts,
+        status: outcome.status,
+        error: outcome.error,
+      });
+    }
   }
 
   private sleep(ms: number): Promise<void> {

@@ -77,6 +77,8 @@ function transcriptEntry(turn: TranscriptTurn): TranscriptEntry {
 export class CallRun {
   private readonly renewTimer: NodeJS.Timeout;
   private settled: Promise<void> | undefined;
+  /** This node ended the call because it is shutting down (settles as `node-shutdown`). */
+  private shuttingDown = false;
 
   private constructor(
     private readonly deps: CallRunDeps,
@@ -153,6 +155,28 @@ export class CallRun {
     this.ctx.output.end('aborted');
   }
 
+  /** Resolves once the call's media ended and it is settled (or settling failed and was logged). */
+  ended(): Promise<void> {
+    return this.session.finished.then(() => this.settled).catch(() => {});
+  }
+
+  /**
+   * This node is shutting down and its drain window ran out: ends the media now and settles the call `failed`
+   * with `node-shutdown` (free), unless it already ended by its own rules. Resolves once the call is settled:
+   * true when the shutdown ended it.
+   */
+  async shutDown(): Promise<boolean> {
+    if (this.settled) {
+      await this.ended();
+      return false;
+    }
+    this.shuttingDown = true;
+    this.ctx.output.end('node_shutdown');
+    this.session.stopped();
+    await this.ended();
+    return true;
+  }
+
   private settle(outcome: SessionOutcome): Promise<void> {
     this.settled ??= this.keepAndSettle(outcome).finally(() => clearInterval(this.renewTimer));
     return this.settled;
@@ -175,9 +199,11 @@ export class CallRun {
       this.ctx.logger.error({ err: error }, 'could not keep the transcript or recording');
       await rm(this.recordingFile, { force: true }).catch(() => {});
     }
-    if (this.agent.analysis.enabled) await this.keepAnalysis(outcome);
+    // A node on its way down does not wait up to the analysis timeout for a call that failed anyway.
+    if (this.agent.analysis.enabled && !this.shuttingDown) await this.keepAnalysis(outcome);
+    const trigger = this.shuttingDown ? 'node_shutdown' : END_TRIGGERS[outcome.reason];
     try {
-      await deps.lifecycle.settle(workspaceId, id, END_TRIGGERS[outcome.reason], {
+      await deps.lifecycle.settle(workspaceId, id, trigger, {
         endedAt: (call.answeredAt ?? Date.now()) + outcome.durationMs,
       });
     } catch (error) {

@@ -19,6 +19,9 @@ const MAX_EARLY_FRAMES = 25;
 export class CallStreams {
   private readonly runs = new Map<string, CallRun>();
   private unsubscribe: Unsubscribe | undefined;
+  /** Set once the drain window is over: a call answered from now on is ended at once. */
+  private endingAll = false;
+  private idleWaiters: Array<() => void> = [];
 
   constructor(private readonly deps: CallRunDeps) {}
 
@@ -43,9 +46,34 @@ export class CallStreams {
     return call && isTerminal(call.status) ? callStatusEvent(call) : undefined;
   };
 
-  /** Calls running on this node now. */
+  /** Calls running on this node now (until each is settled). */
   get live(): number {
     return this.runs.size;
+  }
+
+  /** Resolves once no call runs on this node (at once when none does). */
+  idle(): Promise<void> {
+    if (this.runs.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Shutdown past the drain window: ends every call still running here as `node-shutdown` and resolves once
+   * each is settled. Returns how many it ended.
+   */
+  async endAll(): Promise<number> {
+    this.endingAll = true;
+    const results = await Promise.allSettled([...this.runs.values()].map((run) => run.shutDown()));
+    return results.filter((result) => result.status === 'fulfilled' && result.value).length;
+  }
+
+  private removed(callId: string, run: CallRun): void {
+    if (this.runs.get(callId) !== run) return;
+    this.runs.delete(callId);
+    if (this.runs.size > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   private handler(ctx: StreamContext): MediaHandler {
@@ -64,12 +92,11 @@ export class CallStreams {
         }
         this.runs.set(ctx.callId, run);
         const current = run;
-        void current.session.finished.then(() => {
-          if (this.runs.get(ctx.callId) === current) this.runs.delete(ctx.callId);
-        });
+        void current.ended().then(() => this.removed(ctx.callId, current));
         for (const frame of early ?? []) current.session.audio(frame);
         early = undefined;
         if (stopped) current.session.stopped();
+        else if (this.endingAll) void current.shutDown();
       },
       onAudio: (frame) => {
         if (run) run.session.audio(frame);

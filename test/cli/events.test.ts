@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -194,6 +194,27 @@ for (const backend of await backends()) {
       assert.equal(defaultOverlap.code, 0, defaultOverlap.stderr);
       const next = JSON.parse(defaultOverlap.stdout);
       assert.ok(Math.abs(Date.parse(next.previous_valid_until) - (Date.now() + 24 * 3_600_000)) < 60_000);
+    });
+
+    test("rotating the first-start workspace's secret updates credentials.json; other workspaces leave it alone", async () => {
+      const file = path.join(dataDir, 'credentials.json');
+      const { workspaceId, secret: old } = await deadEvent();
+      const other = await deadEvent();
+      const written = { workspace_id: workspaceId, api_key: 'sk_live_kept', webhook_secret: old };
+      writeFileSync(file, JSON.stringify(written), { mode: 0o600 });
+      try {
+        assert.equal((await run(['webhook-secret', 'rotate', other.workspaceId])).code, 0);
+        assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), written);
+        const rotated = await run(['webhook-secret', 'rotate', workspaceId]);
+        assert.equal(rotated.code, 0, rotated.stderr);
+        assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), {
+          ...written,
+          webhook_secret: JSON.parse(rotated.stdout).webhook_secret,
+        });
+        assert.equal(statSync(file).mode & 0o777, 0o600);
+      } finally {
+        rmSync(file, { force: true });
+      }
     });
 
     test('bad command lines exit 2 with the usage; unknown ids exit 1', async () => {

@@ -59,15 +59,16 @@ async function startBalancer(ports: number[]): Promise<{ port: number; close(): 
       const upstream = net.connect(port, '127.0.0.1');
       sockets.add(upstream);
       upstream.on('close', () => sockets.delete(upstream));
+      let connected = false;
       upstream.once('connect', () => {
+        connected = true;
         client.pipe(upstream);
         upstream.pipe(client);
       });
       upstream.on('error', () => {
-        if (!upstream.readyState || upstream.connecting) {
-          if (attempt < ports.length) connect(attempt + 1);
-          else client.destroy();
-        } else client.destroy();
+        // A refused connection (a stopped or draining gateway) goes to the next backend.
+        if (!connected && attempt < ports.length) connect(attempt + 1);
+        else client.destroy();
       });
       client.on('error', () => upstream.destroy());
     };

@@ -51,6 +51,8 @@ export class EspeakRuntime {
   readonly #queue: Job[] = [];
   #worker: Worker | undefined;
   #ready: Promise<void> | undefined;
+  /** The load deadline while the thread starts; cleared by close, so a closed runtime holds the process no longer. */
+  #loadTimer: NodeJS.Timeout | undefined;
   #isReady = false;
   #running: Job | undefined;
   #nextId = 1;
@@ -106,6 +108,7 @@ export class EspeakRuntime {
   /** Stops the thread; queued and running jobs end with a non-retryable EngineError. */
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#loadTimer);
     const worker = this.#worker;
     this.#failAll(new EngineError('eSpeak NG runtime closed', { engine: 'espeak', retryable: false }));
     if (worker) await worker.terminate();
@@ -125,6 +128,7 @@ export class EspeakRuntime {
         () => fail(new Error(`not ready after ${LOAD_TIMEOUT_MS} ms`)),
         LOAD_TIMEOUT_MS,
       );
+      this.#loadTimer = timer;
       const fail = (error: Error): void => {
         clearTimeout(timer);
         const engineError = new EngineError(`eSpeak NG failed to load: ${error.message}`, {

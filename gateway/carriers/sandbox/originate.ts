@@ -53,6 +53,7 @@ export class SandboxCarrier implements Carrier {
   private readonly speech: PreparedSpeech;
   private readonly logger: Logger;
   private readonly callees = new Map<string, SandboxCallee>();
+  private idleWaiters: Array<() => void> = [];
   private closed = false;
 
   constructor(private readonly options: SandboxCarrierOptions) {
@@ -69,6 +70,12 @@ export class SandboxCarrier implements Carrier {
   /** Simulated calls ringing or connected. */
   get activeCalls(): number {
     return this.callees.size;
+  }
+
+  /** Resolves once no simulated call rings or is connected (at once when none does): a draining node waits. */
+  idle(): Promise<void> {
+    if (this.callees.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** Resolves once the callees' lines are synthesized (or failed): warm-up and tests. */
@@ -95,12 +102,20 @@ export class SandboxCarrier implements Carrier {
       speech: this.speech,
       callerScript: this.callerScript,
       logger,
-      onEnded: () => this.callees.delete(carrierCallId),
+      onEnded: () => this.ended(carrierCallId),
     });
     this.callees.set(carrierCallId, callee);
     logger.info('sandbox call placed');
     callee.start();
     return { carrierCallId };
+  }
+
+  private ended(carrierCallId: string): void {
+    this.callees.delete(carrierCallId);
+    if (this.callees.size > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   async hangup(carrierCallId: string): Promise<void> {
