@@ -1,9 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, parseRoles } from '../core/config.ts';
+import { ensureServerPortsFree } from '../core/listen-error.ts';
 import { describeCoverage } from '../engines/stt/coverage.ts';
-import { runEventsCommand, runWebhookSecretCommand } from './commands/events.ts';
-import { runKeyCommand, runWalletCommand, runWorkspaceCommand } from './commands/operator.ts';
-import { startPlatform } from './serve.ts';
 import { UsageError } from './usage-error.ts';
 
 export const USAGE = `voiceagent: run and operate the voice agent platform
@@ -33,17 +31,18 @@ export async function main(
     }
     if (command === 'serve') return await serveCommand(rest, env);
     const config = loadConfig(env);
+    // Each command's modules load when it runs: a command line answers without loading the others'.
     switch (command) {
       case 'workspace':
-        return await runWorkspaceCommand(config, rest);
+        return await (await import('./commands/operator.ts')).runWorkspaceCommand(config, rest);
       case 'key':
-        return await runKeyCommand(config, rest);
+        return await (await import('./commands/operator.ts')).runKeyCommand(config, rest);
       case 'wallet':
-        return await runWalletCommand(config, rest);
+        return await (await import('./commands/operator.ts')).runWalletCommand(config, rest);
       case 'events':
-        return await runEventsCommand(config, rest);
+        return await (await import('./commands/events.ts')).runEventsCommand(config, rest);
       case 'webhook-secret':
-        return await runWebhookSecretCommand(config, rest);
+        return await (await import('./commands/events.ts')).runWebhookSecretCommand(config, rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -64,6 +63,10 @@ function isParseArgsError(error: unknown): boolean {
 async function serveCommand(args: string[], env: Record<string, string | undefined>): Promise<number> {
   const { values } = parseArgs({ args, options: { roles: { type: 'string' } }, strict: true });
   const config = loadConfig(values.roles ? { ...env, ROLES: parseRoles(values.roles).join(',') } : env);
+  // Checked before the platform's modules load (engine runtimes, native addons): a second start on busy ports
+  // says so within a second instead of after the engines' load time.
+  await ensureServerPortsFree(config);
+  const { startPlatform } = await import('./serve.ts');
   const platform = await startPlatform(config);
   if (platform.bootstrapped) {
     process.stdout.write(

@@ -18,7 +18,7 @@ import { createCoordinator } from '../core/coord/index.ts';
 import type { Coordinator } from '../core/coord/types.ts';
 import { announceThrough } from '../core/events/announce.ts';
 import { WebhookDispatcher } from '../core/events/dispatcher.ts';
-import { listenErrorOf } from '../core/listen-error.ts';
+import { ensureServerPortsFree, listenErrorOf } from '../core/listen-error.ts';
 import { createLogger } from '../core/logger.ts';
 import type { Store } from '../core/store/types.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
@@ -73,6 +73,7 @@ export async function startPlatform(
   } = {},
 ): Promise<RunningPlatform> {
   const logger = options.logger ?? createLogger(config);
+  await ensureServerPortsFree(config);
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
   const store = await openConfiguredStore(config, options.clock);
