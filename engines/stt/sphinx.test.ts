@@ -23,7 +23,10 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 describe('sphinx: without the decoder', () => {
   test('available() is false when the command or the model is missing', () => {
-    assert.equal(SphinxTranscriber.available({ command: 'no-such-pocketsphinx-command' }), false);
+    assert.equal(
+      SphinxTranscriber.available({ decoder: 'spawn', command: 'no-such-pocketsphinx-command' }),
+      false,
+    );
     assert.equal(SphinxTranscriber.available({ modelDir: '/nonexistent/model' }), false);
   });
 
@@ -81,7 +84,9 @@ describe('sphinx: PocketSphinx on eSpeak NG speech', () => {
   test('a decoder that fails is a non-retryable EngineError naming its exit status', options, async () => {
     requireSphinx();
     const error = await rejection(
-      new SphinxTranscriber({ command: 'false' }).transcribe(silence(100), { language: 'en' }),
+      new SphinxTranscriber({ decoder: 'spawn', command: 'false' }).transcribe(silence(100), {
+        language: 'en',
+      }),
     );
     assert.ok(isEngineError(error) && !error.retryable);
     assert.match(error.message, /exited with 1/);
