@@ -22,7 +22,13 @@ export {
   type OpenAiTranscriberOptions,
   transcriptionFailure,
 } from './providers/openai.ts';
-export { SPHINX_DEFAULTS, SphinxTranscriber, type SphinxTranscriberOptions } from './providers/sphinx.ts';
+export {
+  SPHINX_DEFAULTS,
+  type SphinxDecoderKind,
+  type SphinxLanguageModel,
+  SphinxTranscriber,
+  type SphinxTranscriberOptions,
+} from './providers/sphinx.ts';
 export {
   type BatchTranscriber,
   VAD_SEGMENTATION_DEFAULTS,

@@ -19,6 +19,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { writeWav } from '../../../codecs/index.ts';
 import { EngineError } from '../../errors.ts';
 import type { VoiceActivityDetector } from '../../vad/types.ts';
@@ -36,12 +37,25 @@ export const SPHINX_STT_ENGINE = 'stt:sphinx';
 
 const SAMPLE_RATE = 16_000;
 
+export type SphinxLanguageModel = 'general' | 'agent-calls';
+
+const AGENT_CALLS_MODEL = {
+  lm: fileURLToPath(new URL('../domain/agent-calls.lm', import.meta.url)),
+  dict: fileURLToPath(new URL('../domain/agent-calls.dict', import.meta.url)),
+};
+
 /** `resident`: decoders kept loaded (the native addon); `spawn`: one `pocketsphinx_continuous` per utterance. */
 export type SphinxDecoderKind = 'resident' | 'spawn';
 
 export interface SphinxTranscriberOptions {
   /** Default: `resident` when the native addon is built, else `spawn`. */
   decoder?: SphinxDecoderKind;
+  /**
+   * For `resident`: `general` (default), the model's own 130k-word English language model; `agent-calls`, a
+   * small bigram model of everyday agent-call phrases (engines/stt/domain: yes/no, numbers, dates, days,
+   * common requests), ~10x cheaper to decode but deaf to words outside its ~280.
+   */
+  languageModel?: SphinxLanguageModel;
   /** For `spawn`; default `pocketsphinx_continuous` (on PATH). */
   command?: string;
   /** Holds `en-us/` (acoustic model), `en-us.lm.bin` and `cmudict-en-us.dict`. */
@@ -67,6 +81,8 @@ export const SPHINX_DEFAULTS = {
  * The resident decoder's search: one forward pass, the final being its best path at the end of the utterance.
  * The default second and third passes (`-fwdflat`, `-bestpath`) cost ~450 ms at the end of each utterance for
  * no gain in word error rate on the bench's phone speech (bench/stt.ts); without them, ending takes ~30 ms.
+ * Tighter pruning (`-maxhmmpf 3000`) would halve the CPU per second of audio (~0.7 s to ~0.3 s on a busy
+ * machine) but lost words on the test phrases; the small `agent-calls` model is the cheap option (~0.08 s).
  */
 const RESIDENT_SEARCH_ARGS = ['-fwdflat', 'no', '-bestpath', 'no'];
 
@@ -92,7 +108,10 @@ export class SphinxTranscriber implements SpeechToText, IncrementalTranscriber {
     this.#vad = options.vad;
     this.#segmentation = options.segmentation ?? {};
     this.decoder = options.decoder ?? SphinxTranscriber.preferredDecoder();
-    this.#pool = this.decoder === 'resident' ? residentPool(this.#modelDir) : undefined;
+    this.#pool =
+      this.decoder === 'resident'
+        ? residentPool(this.#modelDir, options.languageModel ?? 'general')
+        : undefined;
     const live = this.#pool !== undefined;
     this.capabilities = { streaming: live, interimResults: live };
   }
@@ -251,10 +270,12 @@ export function hypothesis(stdout: string): string {
     .replace(/\s+/g, ' ');
 }
 
-function residentPool(modelDir: string): SphinxDecoderPool | undefined {
+function residentPool(modelDir: string, model: SphinxLanguageModel): SphinxDecoderPool | undefined {
   const addon = sphinxAddon();
   if (!addon) return undefined;
-  const [hmm, lm, dict] = modelFiles(modelDir);
+  const [hmm, generalLm, generalDict] = modelFiles(modelDir);
+  const [lm, dict] =
+    model === 'agent-calls' ? [AGENT_CALLS_MODEL.lm, AGENT_CALLS_MODEL.dict] : [generalLm, generalDict];
   const args = [
     '-hmm',
     hmm!,
