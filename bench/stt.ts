@@ -114,7 +114,10 @@ interface DecoderFigures {
   split_into_several_finals: number;
 }
 
-/** The decoders compared: the spawned one (before), the resident one (after), and the latter on the small model. */
+/**
+ * The decoders compared: the spawned one (before: the model's general language model), the resident one as
+ * configured by default (after: the agent-call model), and the resident one on the general model.
+ */
 const DECODERS: readonly { name: string; decoder: SphinxDecoderKind; languageModel?: SphinxLanguageModel }[] =
   [
     { name: 'spawn', decoder: 'spawn' },
@@ -122,12 +125,18 @@ const DECODERS: readonly { name: string; decoder: SphinxDecoderKind; languageMod
     { name: 'resident_agent_calls_lm', decoder: 'resident', languageModel: 'agent-calls' },
   ];
 
-function options(): { json: boolean; speed: number; silenceMs: number | undefined } {
+function options(): {
+  json: boolean;
+  speed: number;
+  silenceMs: number | undefined;
+  decoders: typeof DECODERS;
+} {
   const { values } = parseArgs({
     options: {
       json: { type: 'boolean', default: false },
       speed: { type: 'string', default: '1' },
       'silence-ms': { type: 'string' },
+      decoders: { type: 'string', default: DECODERS.map((d) => d.name).join(',') },
     },
     strict: true,
   });
@@ -135,7 +144,12 @@ function options(): { json: boolean; speed: number; silenceMs: number | undefine
   if (!(speed > 0)) throw new Error(`--speed must be positive, got ${values.speed}`);
   const silenceMs = values['silence-ms'] === undefined ? undefined : Number(values['silence-ms']);
   if (silenceMs !== undefined && !(silenceMs > 0)) throw new Error('--silence-ms must be positive');
-  return { json: values.json === true, speed, silenceMs };
+  const names = values.decoders.split(',');
+  const decoders = DECODERS.filter((d) => names.includes(d.name));
+  if (decoders.length !== names.length) {
+    throw new Error(`--decoders: a comma-separated list of ${DECODERS.map((d) => d.name).join(', ')}`);
+  }
+  return { json: values.json === true, speed, silenceMs, decoders };
 }
 
 async function render(): Promise<Utterance[]> {
@@ -233,10 +247,10 @@ function figures(utterances: Utterance[], outcomes: Outcome[]): DecoderFigures {
 }
 
 async function main(): Promise<void> {
-  const { json, speed, silenceMs } = options();
+  const { json, speed, silenceMs, decoders } = options();
   const thresholds = { ...VAD_SEGMENTATION_DEFAULTS.thresholds, minSilenceMs: silenceMs ?? 0 };
   const segmentation = silenceMs === undefined ? {} : { segmentation: { thresholds } };
-  for (const { decoder } of DECODERS) {
+  for (const { decoder } of decoders) {
     if (!SphinxTranscriber.available({ decoder })) {
       throw new Error(
         `the ${decoder} sphinx decoder is not available (apt-get install pocketsphinx pocketsphinx-en-us libpocketsphinx-dev, then npm ci)`,
@@ -245,11 +259,11 @@ async function main(): Promise<void> {
   }
   const utterances = await render();
   const vad = await SileroVad.load();
-  const engines = DECODERS.map(
+  const engines = decoders.map(
     ({ decoder, languageModel }) =>
       new SphinxTranscriber({ decoder, vad, ...(languageModel ? { languageModel } : {}), ...segmentation }),
   );
-  const outcomes: Outcome[][] = DECODERS.map(() => []);
+  const outcomes: Outcome[][] = decoders.map(() => []);
   // One unmeasured utterance each: the resident pool loads its first decoder, the page cache fills.
   for (const stt of engines) await listen(stt, utterances[0]!, speed);
   for (const utterance of utterances) {
@@ -259,13 +273,13 @@ async function main(): Promise<void> {
       if (!json) {
         const latency = outcome.latencyMs === null ? 'no final' : `${Math.round(outcome.latencyMs)} ms`;
         console.log(
-          `${DECODERS[d]!.name.padEnd(24)} ${latency.padStart(8)}  "${utterance.text}" -> "${outcome.heard}"`,
+          `${decoders[d]!.name.padEnd(24)} ${latency.padStart(8)}  "${utterance.text}" -> "${outcome.heard}"`,
         );
       }
     }
   }
   const report: Record<string, DecoderFigures> = Object.fromEntries(
-    DECODERS.map((d, i) => [d.name, figures(utterances, outcomes[i]!)]),
+    decoders.map((d, i) => [d.name, figures(utterances, outcomes[i]!)]),
   );
   await SileroVad.releaseAll();
   if (json) {

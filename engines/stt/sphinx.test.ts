@@ -55,7 +55,8 @@ for (const decoder of ['resident', 'spawn'] as const) {
 
     test('transcribes English speech, loosely: "hello world" and a weather question', options, async () => {
       requireSphinx();
-      const stt = new SphinxTranscriber({ decoder });
+      // General English: the model's own language model (the resident decoder defaults to the agent-call one).
+      const stt = new SphinxTranscriber({ decoder, languageModel: 'general' });
       const hello = await stt.transcribe(
         concat(silence(200), espeak('hello world', { wordsPerMinute: 130 })),
         {
@@ -152,6 +153,15 @@ describe('sphinx: resident decoder', () => {
       assert.ok(partialsWhileSpeaking >= 1, `no partial while speaking: ${JSON.stringify(recorder.events)}`);
     },
   );
+
+  test('by default it hears everyday agent-call phrases', options, async () => {
+    requireSphinx();
+    const stt = new SphinxTranscriber();
+    for (const phrase of ['i want to book an appointment', 'my number is four five six seven']) {
+      const { text } = await stt.transcribe(espeak(phrase, { wordsPerMinute: 150 }), { language: 'en-IN' });
+      assert.ok(wordOverlap(text, phrase) >= 0.5, `heard "${text}" for "${phrase}"`);
+    }
+  });
 
   test('decoding runs off the event loop', options, async () => {
     requireSphinx();
