@@ -28,7 +28,8 @@ export function arpaBigramModel(sentences: readonly string[][]): string {
     const words = ['<s>', ...sentence, '</s>'];
     for (const [i, word] of words.entries()) {
       unigrams.set(word, (unigrams.get(word) ?? 0) + 1);
-      tokens++;
+      // <s> begins every sentence and is never predicted: it takes no probability mass.
+      if (i > 0) tokens++;
       if (i === 0) continue;
       const history = words[i - 1]!;
       const followers = bigrams.get(history) ?? new Map<string, number>();
@@ -37,8 +38,9 @@ export function arpaBigramModel(sentences: readonly string[][]): string {
     }
   }
   const vocabulary = [...unigrams.keys()].sort();
+  const predictable = vocabulary.length - 1;
   const unigramP = new Map(
-    vocabulary.map((w) => [w, ((unigrams.get(w) ?? 0) + 1) / (tokens + vocabulary.length)]),
+    vocabulary.map((w) => [w, ((unigrams.get(w) ?? 0) + 1) / (tokens + predictable)]),
   );
   const unigramLines: string[] = [];
   const bigramLines: string[] = [];
