@@ -22,6 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { mulawDecode, Resampler } from '../codecs/index.ts';
 import {
+  SPHINX_DEFAULTS,
   type SphinxDecoderKind,
   type SphinxLanguageModel,
   SphinxTranscriber,
@@ -78,8 +79,12 @@ const AGENT_CALL_UTTERANCES: readonly string[] = [
 const FRAME_MS = 20;
 const SAMPLES_PER_MS = 16;
 const LEAD_SILENCE_MS = 300;
-/** Silence pushed after the speech while waiting for the final; past this the utterance has no final. */
-const MAX_WAIT_MS = 15_000;
+/**
+ * Silence pushed after the speech while waiting for the final; past this the utterance has no final. Longer
+ * than the spawned decoder's own time limit (SPHINX_DEFAULTS.timeoutMs), so on a busy machine its slow finals
+ * still count in the word error rate.
+ */
+const MAX_WAIT_MS = SPHINX_DEFAULTS.timeoutMs + 5_000;
 /** The last sample at least this loud (-50 dBFS) is the end of speech. */
 const AUDIBLE = 104;
 
@@ -121,8 +126,8 @@ interface DecoderFigures {
 const DECODERS: readonly { name: string; decoder: SphinxDecoderKind; languageModel?: SphinxLanguageModel }[] =
   [
     { name: 'spawn', decoder: 'spawn' },
-    { name: 'resident', decoder: 'resident' },
-    { name: 'resident_agent_calls_lm', decoder: 'resident', languageModel: 'agent-calls' },
+    { name: 'resident', decoder: 'resident', languageModel: 'agent-calls' },
+    { name: 'resident_general_lm', decoder: 'resident', languageModel: 'general' },
   ];
 
 function options(): {

@@ -67,7 +67,7 @@ export function createSpeechToText(
       const { provider: _, ...options } = config;
       if (!SphinxTranscriber.available(options)) {
         throw new Error(
-          'the sphinx STT needs PocketSphinx: apt-get install -y pocketsphinx pocketsphinx-en-us',
+          'the sphinx STT needs PocketSphinx: apt-get install -y pocketsphinx-en-us libpocketsphinx-dev (then npm ci) or pocketsphinx',
         );
       }
       return new SphinxTranscriber({ ...options, vad: requireVad(deps, 'sphinx'), ...segmentation(deps) });

@@ -11,10 +11,11 @@ import { EnergyVad } from '../vad/providers/energy.ts';
 import { hypothesis, SPHINX_DEFAULTS, SphinxTranscriber } from './providers/sphinx.ts';
 import { SphinxDecoderPool, sphinxAddon } from './providers/sphinx-resident.ts';
 import { Recorder } from './testing/conformance.ts';
-import { requireSphinx, sphinxSkip } from './testing/local-engines.ts';
+import { requireSphinx, residentSphinxSkip, sphinxSkip } from './testing/local-engines.ts';
 import { concat, espeak, frames, pushAll, silence, wordOverlap } from './testing/speech.ts';
 
 const options = { skip: sphinxSkip, timeout: 60_000 };
+const residentOptions = { skip: residentSphinxSkip, timeout: 60_000 };
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -48,6 +49,7 @@ describe('sphinx: without the decoder', () => {
 
 for (const decoder of ['resident', 'spawn'] as const) {
   describe(`sphinx: PocketSphinx on eSpeak NG speech, ${decoder} decoder`, () => {
+    const options = decoder === 'resident' ? residentOptions : { skip: sphinxSkip, timeout: 60_000 };
     test('is installed', options, () => {
       requireSphinx();
       assert.equal(SphinxTranscriber.available({ decoder }), true);
@@ -121,7 +123,7 @@ const DECODER_ARGS = [
 describe('sphinx: resident decoder', () => {
   test(
     'is the default once built, and streams: speech_started, partials while the caller speaks, one final',
-    options,
+    residentOptions,
     async () => {
       requireSphinx();
       assert.equal(
@@ -154,7 +156,7 @@ describe('sphinx: resident decoder', () => {
     },
   );
 
-  test('by default it hears everyday agent-call phrases', options, async () => {
+  test('by default it hears everyday agent-call phrases', residentOptions, async () => {
     requireSphinx();
     const stt = new SphinxTranscriber();
     for (const phrase of ['i want to book an appointment', 'my number is four five six seven']) {
@@ -163,7 +165,7 @@ describe('sphinx: resident decoder', () => {
     }
   });
 
-  test('decoding runs off the event loop', options, async () => {
+  test('decoding runs off the event loop', residentOptions, async () => {
     requireSphinx();
     const stt = new SphinxTranscriber({ decoder: 'resident' });
     await stt.transcribe(silence(100), { language: 'en-US' });
@@ -188,7 +190,7 @@ describe('sphinx: resident decoder', () => {
     assert.ok(longestGap < took / 2, `the event loop stalled ${longestGap} ms of a ${took} ms decoding`);
   });
 
-  test('the pool reuses a loaded decoder and keeps at most maxIdle', options, async () => {
+  test('the pool reuses a loaded decoder and keeps at most maxIdle', residentOptions, async () => {
     requireSphinx();
     const addon = sphinxAddon();
     assert.ok(addon);
@@ -204,7 +206,7 @@ describe('sphinx: resident decoder', () => {
     assert.equal(pool.idleCount, 0);
   });
 
-  test('a cancelled utterance gives its decoder back, clean, for the next one', options, async () => {
+  test('a cancelled utterance gives its decoder back, clean, for the next one', residentOptions, async () => {
     requireSphinx();
     const addon = sphinxAddon();
     assert.ok(addon);
@@ -223,7 +225,7 @@ describe('sphinx: resident decoder', () => {
     pool.drain();
   });
 
-  test('a decoder that cannot load fails the utterance with an EngineError', options, async () => {
+  test('a decoder that cannot load fails the utterance with an EngineError', residentOptions, async () => {
     requireSphinx();
     const stt = new SphinxTranscriber({ decoder: 'resident', modelDir: '/nonexistent/model' });
     const error = await rejection(stt.transcribe(silence(200), { language: 'en-US' }));

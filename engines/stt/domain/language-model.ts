@@ -39,9 +39,7 @@ export function arpaBigramModel(sentences: readonly string[][]): string {
   }
   const vocabulary = [...unigrams.keys()].sort();
   const predictable = vocabulary.length - 1;
-  const unigramP = new Map(
-    vocabulary.map((w) => [w, ((unigrams.get(w) ?? 0) + 1) / (tokens + predictable)]),
-  );
+  const unigramP = new Map(vocabulary.map((w) => [w, ((unigrams.get(w) ?? 0) + 1) / (tokens + predictable)]));
   const unigramLines: string[] = [];
   const bigramLines: string[] = [];
   for (const word of vocabulary) {

@@ -111,6 +111,11 @@ export class SphinxTranscriber implements SpeechToText, IncrementalTranscriber {
     this.#vad = options.vad;
     this.#segmentation = options.segmentation ?? {};
     this.decoder = options.decoder ?? SphinxTranscriber.preferredDecoder();
+    if (this.decoder === 'resident' && !sphinxAddon()) {
+      throw failure(
+        'the resident sphinx decoder is not built: apt-get install libpocketsphinx-dev, then npm ci',
+      );
+    }
     this.#pool =
       this.decoder === 'resident'
         ? residentPool(this.#modelDir, options.languageModel ?? SPHINX_DEFAULTS.languageModel)
