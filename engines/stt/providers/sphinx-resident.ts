@@ -3,8 +3,8 @@
  * `libpocketsphinx-dev` is installed), a pool of loaded decoders shared by every stream, and the decoding of one
  * utterance while it is spoken.
  *
- * Loading the English model takes ~0.5 s of CPU and ~95 MB, so decoders are loaded once and reused: a stream
- * holds one only while an utterance is being decoded, and returns it to the pool after the final. Audio is fed
+ * Loading a decoder takes 0.1-0.5 s of CPU and 8-95 MB (by language model), so decoders are loaded once and
+ * reused: a stream holds one only while an utterance is being decoded, and returns it after the final. Audio is fed
  * as it is heard (whatever piled up while the previous piece was decoding goes in one piece), each piece
  * giving a partial hypothesis; ending the utterance gives the final one. Loading and decoding run on the libuv
  * thread pool, never on the event loop.

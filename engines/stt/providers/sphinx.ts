@@ -10,8 +10,8 @@
  *   temporary 16 kHz mono WAV and decoded by `pocketsphinx_continuous -infile` (package `pocketsphinx`), which
  *   loads the model each time and prints one line per stretch of speech it finds; the lines are the text.
  *
- * Either way `stream()` segments audio with the VAD given at construction. Accuracy is modest (a general
- * 130k-word model): good enough for the offline sandbox and tests, not for production calls. A decoder failure
+ * Either way `stream()` segments audio with the VAD given at construction. Accuracy on phone audio is modest (a
+ * 16 kHz acoustic model): good enough for the offline sandbox and tests, not for production calls. A decoder failure
  * is a non-retryable `EngineError`; aborting the signal stops the decoding.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -74,11 +74,11 @@ export const SPHINX_DEFAULTS = {
   // Loading the model takes ~0.3 s and decoding runs at ~0.1-0.3x real time on one core here, so a 30 s
   // utterance (the adapter's longest) takes under 10 s even on a busy machine; past 20 s the process is stuck.
   timeoutMs: 20_000,
-  // Decoders loaded and idle, kept for the next utterances (~95 MB each); more are loaded when more callers
-  // speak at once, and freed when they finish.
+  // Decoders loaded and idle, kept for the next utterances (~8 MB and ~0.1 s to load with the agent-call model,
+  // ~95 MB and ~0.5 s with the general one); more are loaded when more callers speak at once.
   maxIdleDecoders: 2,
-  languageModel: 'agent-calls',
-} as const satisfies Record<string, unknown> & { languageModel: SphinxLanguageModel };
+  languageModel: 'agent-calls' satisfies SphinxLanguageModel,
+} as const;
 
 /**
  * The resident decoder's search: one forward pass, the final being its best path at the end of the utterance.
