@@ -54,7 +54,7 @@ export interface SphinxTranscriberOptions {
    * For `resident`: `agent-calls` (default), a small bigram model of everyday agent-call phrases
    * (engines/stt/domain: yes/no, numbers, dates, days, common requests; ~280 words), or `general`, the model's
    * own 130k-word English model. On phone speech the small one hears more words right (bench/stt.ts: word
-   * error rate 0.74 against 0.92) for a tenth of the CPU, so its decoder keeps up with the caller even on a busy
+   * error rate 0.70 against 0.92) for a tenth of the CPU, so its decoder keeps up with the caller even on a busy
    * machine; words outside its vocabulary come out as the nearest phrases it knows.
    */
   languageModel?: SphinxLanguageModel;
