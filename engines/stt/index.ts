@@ -22,7 +22,13 @@ export {
   type OpenAiTranscriberOptions,
   transcriptionFailure,
 } from './providers/openai.ts';
-export { SPHINX_DEFAULTS, SphinxTranscriber, type SphinxTranscriberOptions } from './providers/sphinx.ts';
+export {
+  SPHINX_DEFAULTS,
+  type SphinxDecoderKind,
+  type SphinxLanguageModel,
+  SphinxTranscriber,
+  type SphinxTranscriberOptions,
+} from './providers/sphinx.ts';
 export {
   type BatchTranscriber,
   VAD_SEGMENTATION_DEFAULTS,
@@ -61,7 +67,7 @@ export function createSpeechToText(
       const { provider: _, ...options } = config;
       if (!SphinxTranscriber.available(options)) {
         throw new Error(
-          'the sphinx STT needs PocketSphinx: apt-get install -y pocketsphinx pocketsphinx-en-us',
+          'the sphinx STT needs PocketSphinx: apt-get install -y pocketsphinx-en-us libpocketsphinx-dev (then npm ci) or pocketsphinx',
         );
       }
       return new SphinxTranscriber({ ...options, vad: requireVad(deps, 'sphinx'), ...segmentation(deps) });

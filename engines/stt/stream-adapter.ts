@@ -13,6 +13,11 @@
  *   once the next piece is heard, see `#settle`); the speech goes on into a new buffer, so memory stays bounded
  *   however long someone talks.
  *
+ * An engine that can decode while the caller speaks (`IncrementalTranscriber`) is fed each utterance as the VAD
+ * judges it, `minSilenceMs - END_PADDING_MS` behind (so it hears exactly the audio a batch request would), gives
+ * `partial`s as it goes, and only finishes the decoding at the speech end: the final follows the end of speech by
+ * the segmenter's silence plus the end of decoding, not plus the whole decoding.
+ *
  * Finals come in utterance order, even when transcriptions overlap. An utterance the engine hears as nothing
  * (empty text: a cough, a door) produces no `final`. A failed transcription is an `error` event and the stream
  * goes on with the next utterance (the engine has already retried what it could). Aborting `signal`, or leaving
@@ -65,8 +70,37 @@ export const VAD_SEGMENTATION_DEFAULTS = {
 /** What the adapter needs of the batch engine. */
 export type BatchTranscriber = Pick<SpeechToText, 'transcribe'>;
 
+/** One utterance decoded while it is heard: audio in order, then its final text. */
+export interface IncrementalUtterance {
+  feed(samples: Int16Array): void;
+  /** Everything is fed: the text of the whole utterance. */
+  finish(): Promise<{ text: string; language?: string }>;
+  /** Drops the utterance (an abort); no more partials. */
+  cancel(): void;
+}
+
+/** A batch engine that can also decode an utterance while it is spoken. */
+export interface IncrementalTranscriber extends BatchTranscriber {
+  /** Starts decoding an utterance; `onPartial` gets its hypothesis so far, as it changes. */
+  utterance(options: SttStreamOptions, onPartial: (text: string) => void): IncrementalUtterance;
+}
+
+function isIncremental(stt: BatchTranscriber): stt is IncrementalTranscriber {
+  return typeof (stt as Partial<IncrementalTranscriber>).utterance === 'function';
+}
+
+/** The utterance being decoded while it is heard, and how far into it the audio was fed (absolute sample). */
+interface LiveUtterance {
+  decoding: IncrementalUtterance;
+  fedTo: number;
+}
+
 export class VadSegmentedStream implements SttStream {
   readonly #stt: BatchTranscriber;
+  readonly #incremental: IncrementalTranscriber | undefined;
+  /** How far behind the judged audio an incremental engine is fed: the part of a silence that is not kept. */
+  readonly #feedHoldbackSamples: number;
+  #live: LiveUtterance | null = null;
   readonly #language: string;
   readonly #vad: VadStream;
   readonly #segmenter: SpeechSegmenter;
@@ -96,9 +130,12 @@ export class VadSegmentedStream implements SttStream {
   ) {
     const d = VAD_SEGMENTATION_DEFAULTS;
     this.#stt = stt;
+    this.#incremental = isIncremental(stt) ? stt : undefined;
     this.#language = options.language;
     this.#vad = vad.createStream();
     this.#segmenter = SpeechSegmenter.for(vad, options.thresholds ?? d.thresholds);
+    this.#feedHoldbackSamples =
+      Math.max(0, this.#segmenter.thresholds.minSilenceMs - END_PADDING_MS) * SAMPLES_PER_MS;
     this.#preRollSamples = (options.preRollMs ?? d.preRollMs) * SAMPLES_PER_MS;
     this.#maxUtteranceSamples = Math.max(1, (options.maxUtteranceMs ?? d.maxUtteranceMs) * SAMPLES_PER_MS);
     this.#queue = new EventQueue<SttEvent>(() => this.#abort());
@@ -157,14 +194,32 @@ export class VadSegmentedStream implements SttStream {
       } else if (position - this.#utteranceStart >= this.#maxUtteranceSamples) {
         this.#transcribe(this.#utteranceStart, position, false);
         this.#utteranceStart = position;
+        this.#beginLive(position);
+      } else {
+        this.#feedLive(position - this.#feedHoldbackSamples);
       }
     }
+  }
+
+  /** An incremental engine starts decoding the utterance that starts at `from` (an absolute sample). */
+  #beginLive(from: number): void {
+    if (!this.#incremental) return;
+    const signal = this.#controller.signal;
+    const decoding = this.#incremental.utterance({ language: this.#language, signal }, (text) => {
+      if (!signal.aborted) this.#queue.put({ type: 'partial', text });
+    });
+    this.#live = { decoding, fedTo: from };
+  }
+
+  #feedLive(to: number): void {
+    if (this.#live) feed(this.#live, this.#timeline, to);
   }
 
   #onSegment(event: SegmentEvent): void {
     if (event.type === 'speech_start') {
       this.#utteranceStart = Math.max(0, event.atMs * SAMPLES_PER_MS - this.#preRollSamples);
       this.#queue.put({ type: 'speech_started', atMs: event.atMs });
+      this.#beginLive(this.#utteranceStart);
       return;
     }
     if (this.#utteranceStart === null) return;
@@ -186,13 +241,17 @@ export class VadSegmentedStream implements SttStream {
    * closes the utterance (false for a piece cut at the length limit).
    */
   #transcribe(from: number, to: number, endOfTurn: boolean): void {
-    const audio = this.#timeline.slice(from, to);
+    const live = this.#live;
+    this.#live = null;
+    if (live) feed(live, this.#timeline, to);
+    const audio = live ? null : this.#timeline.slice(from, to);
     const signal = this.#controller.signal;
     this.#transcriptions = this.#transcriptions.then(async () => {
       if (signal.aborted) return;
       try {
-        const result =
-          audio.length === 0
+        const result = live
+          ? await live.decoding.finish()
+          : audio === null || audio.length === 0
             ? { text: '' }
             : await this.#stt.transcribe(audio, { language: this.#language, signal });
         if (signal.aborted) return;
@@ -235,10 +294,19 @@ export class VadSegmentedStream implements SttStream {
 
   #abort(): void {
     this.#inputClosed = true;
+    this.#live?.decoding.cancel();
+    this.#live = null;
     this.#controller.abort();
     this.#queue.discard();
     this.#signal?.removeEventListener('abort', this.#onAbort);
   }
+}
+
+/** Feeds a live utterance the audio it has not had, up to `to` (an absolute sample). */
+function feed(live: LiveUtterance, timeline: AudioTimeline, to: number): void {
+  if (to <= live.fedTo) return;
+  live.decoding.feed(timeline.slice(live.fedTo, to));
+  live.fedTo = to;
 }
 
 function asError(value: unknown): Error {

@@ -13,7 +13,7 @@ import { SphinxTranscriber } from './providers/sphinx.ts';
 import { sttConformance } from './testing/conformance.ts';
 import { FakeDeepgramServer } from './testing/fake-deepgram-server.ts';
 import { FakeOpenAiTranscriptionServer } from './testing/fake-openai-transcription-server.ts';
-import { requireSphinx, sphinxSkip } from './testing/local-engines.ts';
+import { requireSphinx, residentSphinxSkip, sphinxSkip } from './testing/local-engines.ts';
 import { espeak, syntheticSpeech, wordOverlap } from './testing/speech.ts';
 
 const EXPECTED = 'I would like to book an appointment.';
@@ -48,21 +48,23 @@ sttConformance('deepgram (fake server)', async () => {
 /** What PocketSphinx's general model hears of eSpeak's voice is rough: two of the five words are enough. */
 const SPHINX_PHRASE = 'what is the weather today';
 
-sttConformance(
-  'sphinx (PocketSphinx, eSpeak NG speech)',
-  async () => {
-    requireSphinx();
-    return {
-      stt: new SphinxTranscriber({ vad: new EnergyVad() }),
-      language: 'en-US',
-      utterance: espeak(SPHINX_PHRASE, { wordsPerMinute: 170 }),
-      expected: SPHINX_PHRASE,
-      matches: (heard, expected) => wordOverlap(heard, expected) >= 0.4,
-      close: async () => {},
-    };
-  },
-  { skip: sphinxSkip, timeoutMs: 60_000 },
-);
+for (const decoder of ['resident', 'spawn'] as const) {
+  sttConformance(
+    `sphinx, ${decoder} decoder (PocketSphinx, eSpeak NG speech)`,
+    async () => {
+      requireSphinx();
+      return {
+        stt: new SphinxTranscriber({ decoder, vad: new EnergyVad() }),
+        language: 'en-US',
+        utterance: espeak(SPHINX_PHRASE, { wordsPerMinute: 170 }),
+        expected: SPHINX_PHRASE,
+        matches: (heard, expected) => wordOverlap(heard, expected) >= 0.4,
+        close: async () => {},
+      };
+    },
+    { skip: decoder === 'resident' ? residentSphinxSkip : sphinxSkip, timeoutMs: 60_000 },
+  );
+}
 
 describe('createSpeechToText', () => {
   test('builds each provider from its config', () => {

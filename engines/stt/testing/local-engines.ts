@@ -4,15 +4,24 @@
  */
 import { loadConfig } from '../../../core/config.ts';
 import { SphinxTranscriber } from '../providers/sphinx.ts';
+import { sphinxAddon } from '../providers/sphinx-resident.ts';
 import { espeakInstalled } from './speech.ts';
 
-const INSTALL_HINT = 'apt-get install -y pocketsphinx pocketsphinx-en-us espeak-ng';
+const INSTALL_HINT =
+  'apt-get install -y pocketsphinx pocketsphinx-en-us libpocketsphinx-dev espeak-ng, then npm ci';
 
 /** For `test(name, { skip: sphinxSkip }, ...)`: false when the test must run, else why it is skipped. */
 export const sphinxSkip: string | false =
   (SphinxTranscriber.available() && espeakInstalled()) || loadConfig().ci
     ? false
     : `PocketSphinx or eSpeak NG is not installed (${INSTALL_HINT}); sphinx tests skipped`;
+
+/** For tests of the resident decoder: also skipped (outside CI) when `npm ci` could not build it. */
+export const residentSphinxSkip: string | false =
+  sphinxSkip ||
+  (sphinxAddon() || loadConfig().ci
+    ? false
+    : `the resident PocketSphinx decoder is not built (${INSTALL_HINT}); its tests skipped`);
 
 /** Fails the test with the install hint when the packages are missing (reached only in CI). */
 export function requireSphinx(): void {
