@@ -54,6 +54,8 @@ const END_TRIGGERS: Record<SessionEndReason, EndTrigger> = {
   'exceeded-max-duration': 'max_duration',
   voicemail: 'voicemail',
   'pipeline-error': 'pipeline_error',
+  // The agent hung up: the call completed, with the reason it gave.
+  'silence-timed-out': 'assistant_hangup',
 };
 
 function transcriptEntry(turn: TranscriptTurn): TranscriptEntry {
@@ -178,6 +180,7 @@ export class CallRun {
     if (this.agent.analysis.enabled) await this.keepAnalysis(outcome);
     try {
       await deps.lifecycle.settle(workspaceId, id, END_TRIGGERS[outcome.reason], {
+        endedReason: outcome.reason,
         endedAt: (call.answeredAt ?? Date.now()) + outcome.durationMs,
       });
     } catch (error) {
