@@ -10,8 +10,8 @@ import { after, before, describe, test } from 'node:test';
 import type { AgentSettings } from '../core/agents/types.ts';
 import { validateFlow } from '../core/flows/validate.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
-import { speech } from './testing/caller-audio.ts';
 import { testAgent } from './testing/agents.ts';
+import { speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
 import { CallHarness, ENGINE_WAIT_MS } from './testing/session-harness.ts';
 
@@ -125,7 +125,12 @@ describe('a silent caller', () => {
           { id: 'bye', type: 'endCall', data: { prompt: 'Say goodbye.' } },
         ],
         edges: [
-          { id: 'e1', source: 'start', target: 'bye', data: { label: 'done', condition: 'The caller is done' } },
+          {
+            id: 'e1',
+            source: 'start',
+            target: 'bye',
+            data: { label: 'done', condition: 'The caller is done' },
+          },
         ],
       },
       [],

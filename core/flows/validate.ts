@@ -188,7 +188,11 @@ function checkSilenceSecs(
 ): number | undefined {
   if (value === undefined) return undefined;
   const { minSilenceRepromptSecs: min, maxSilenceRepromptSecs: max } = AGENT_LIMITS;
-  if (typeof value !== 'number' || !Number.isInteger(value) || (value !== 0 && (value < min || value > max))) {
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    (value !== 0 && (value < min || value > max))
+  ) {
     problem(path, `must be an integer, 0 (off) or ${min}-${max}`);
     return undefined;
   }
