@@ -321,6 +321,12 @@ function logEvent(ctx: StreamContext, event: SessionEvent): void {
     case 'voicemail_detected':
       ctx.logger.info({ action: event.action, at_ms: event.atMs }, 'voicemail detected');
       break;
+    case 'silence':
+      ctx.logger.info(
+        { action: event.action, at_ms: event.atMs, silent_ms: event.silentMs },
+        event.action === 'reprompt' ? 'caller silent: re-prompting' : 'caller silent: ending the call',
+      );
+      break;
     case 'latency':
       ctx.logger.debug({ latency: event.latency, recognized: event.recognized }, 'turn latency');
       break;
