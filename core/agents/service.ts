@@ -85,14 +85,7 @@ export class AgentService {
       await this.get(workspaceId, id);
       throw notFound(`revision ${revision} of agent ${id}`);
     }
-    return this.save(
-      workspaceId,
-      id,
-      'rollback',
-      ifRevision,
-      () => target.content as unknown as AgentSettings,
-      revision,
-    );
+    return this.save(workspaceId, id, 'rollback', ifRevision, () => storedSettings(target.content), revision);
   }
 
   /** Publishes a draft agent: a new revision with `draft: false`. Publishing a published agent is a conflict. */
@@ -139,7 +132,7 @@ export class AgentService {
       reason,
       ...(ifRevision !== undefined ? { ifRevision } : {}),
       ...(restoredFrom !== undefined ? { restoredFrom } : {}),
-      change: (current) => asJson(change(current.content as unknown as AgentSettings)),
+      change: (current) => asJson(change(storedSettings(current.content))),
     });
     if (result === 'not_found') throw notFound(`agent ${id}`);
     if (result === 'conflict') {

@@ -1,6 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { storedSettings } from '../../core/agents/settings.ts';
 import type { AgentSettings } from '../../core/agents/types.ts';
 import { analyzeCall } from '../../core/calls/analysis.ts';
 import type { CallArtifacts, TranscriptEntry } from '../../core/calls/artifacts.ts';
@@ -123,7 +124,7 @@ export class CallRun {
       ctx.output.sendEvent?.(browserEventOf(event));
     };
     publish({ type: 'call.status', call: callObject(call) });
-    const stored = revision.content as unknown as AgentSettings;
+    const stored = storedSettings(revision.content);
     const agent: AgentSettings = { ...stored, max_duration_secs: call.maxDurationSecs };
     await mkdir(deps.partialDir, { recursive: true });
     const recordingFile = path.join(deps.partialDir, `${call.id}.wav`);
