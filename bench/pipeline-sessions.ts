@@ -79,7 +79,7 @@ const AGENT: AgentSettings = {
   secondary_languages: [],
   voice: { voice_id: 'openai-alloy', language: 'en-IN' },
   max_duration_secs: 600,
-  end_call: { enabled: false, message: 'Goodbye!', confirm: false },
+  end_call: { enabled: false, message: 'Goodbye!', confirm: false, after_silence_reprompts: 0 },
   voicemail: { action: 'hangup' },
   background_sound: { sound: 'off' },
   behavior: {
@@ -88,6 +88,9 @@ const AGENT: AgentSettings = {
     min_interrupt_ms: 300,
     min_words: 0,
     endpointing_ms: 500,
+    // Latency is measured turn by turn; a re-prompt in a scripted pause would only add noise.
+    silence_reprompt_secs: 0,
+    silence_reprompt_message: '',
   },
   analysis: { enabled: false },
   tools: [],

@@ -8,7 +8,8 @@ import type { Transcript } from './transcript.ts';
 
 /** What an agent turn is for: the opening line, a reply, a line after an engine failure, a voicemail message. */
 /** `said`: a line given by live control; `closing`: the last line before the agent hangs up. */
-export type AgentTurnKind = 'opening' | 'reply' | 'fallback' | 'voicemail' | 'said' | 'closing';
+/** `reprompt`: a check on a caller who has gone silent. */
+export type AgentTurnKind = 'opening' | 'reply' | 'fallback' | 'voicemail' | 'said' | 'closing' | 'reprompt';
 
 /** One agent turn: its id tags its audio, its controller stops its model and speech. */
 export interface AgentTurn {

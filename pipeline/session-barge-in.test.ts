@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { AgentSettings } from '../core/agents/types.ts';
 import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
 import { FakeOpenAiServer } from '../engines/llm/testing/fake-openai-server.ts';
@@ -41,9 +42,13 @@ describe('barge-in with real speech', () => {
   after(() => engines.close());
 
   /** A call on the OpenAI-compatible model at `llm`: the greeting plays, then the caller asks a question. */
-  async function orderQuestion(llm: FakeOpenAiServer, speaker: Speaker = engines.tts): Promise<CallHarness> {
+  async function orderQuestion(
+    llm: FakeOpenAiServer,
+    speaker: Speaker = engines.tts,
+    agent: AgentSettings = testAgent({ first_message: 'Hello {{name}}.' }),
+  ): Promise<CallHarness> {
     const call = new CallHarness({
-      agent: testAgent({ first_message: 'Hello {{name}}.' }),
+      agent,
       stt: engines.sttServer,
       engines: {
         llm: new OpenAiChatModel({ baseURL: llm.baseURL, apiKey: 'test', model: 'fake-model' }),
@@ -143,7 +148,10 @@ describe('barge-in with real speech', () => {
       reply: () => ({ text: REPLY, tokensPerSecond: SLOW_TOKENS_PER_SECOND }),
     });
     try {
-      const call = await orderQuestion(llm);
+      // Re-prompts off: the silence below is about re-answers, which a re-prompt would be mistaken for.
+      const quietAgent = testAgent({ first_message: 'Hello {{name}}.' });
+      quietAgent.behavior.silence_reprompt_secs = 0;
+      const call = await orderQuestion(llm, engines.tts, quietAgent);
       const television = await speech(
         engines.tts,
         'And now the weather for the coming weekend across the north.',

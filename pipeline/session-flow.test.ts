@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { AgentSettings } from '../core/agents/types.ts';
+import { type AgentSettings, DEFAULT_END_CALL } from '../core/agents/types.ts';
 import { validateFlow } from '../core/flows/validate.ts';
 import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
 import {
@@ -56,7 +56,7 @@ function flowAgent(): AgentSettings {
     [],
   );
   assert.ok(checked.ok);
-  return testAgent({ flow: checked.flow, end_call: { enabled: false, message: '', confirm: false } });
+  return testAgent({ flow: checked.flow, end_call: { ...DEFAULT_END_CALL, enabled: false } });
 }
 
 /** Slow writing, for the first reply of its kind only (a barge-in lands in it; the replies after it are quick). */

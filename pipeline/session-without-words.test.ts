@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { AgentSettings } from '../core/agents/types.ts';
+import { type AgentSettings, DEFAULT_END_CALL } from '../core/agents/types.ts';
 import { validateFlow } from '../core/flows/validate.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
 import type { SpeechToText } from '../engines/stt/types.ts';
@@ -55,7 +55,7 @@ function hindiFlowAgent(): AgentSettings {
     voice: { voice_id: 'local-hi-female', language: 'hi-IN' },
     first_message: '',
     flow: checked.flow,
-    end_call: { enabled: false, message: '', confirm: false },
+    end_call: { ...DEFAULT_END_CALL, enabled: false },
   });
 }
 

@@ -15,6 +15,7 @@ import type { LatencySummary, TurnLatency } from './metrics.ts';
 import type { PlayoutSink } from './playout.ts';
 import type { CallRecorder } from './recorder.ts';
 import { generateReply, type Speaker } from './reply.ts';
+import { repromptLine, type SilenceAction, SilenceWatch, silenceGoodbyeLine } from './silence.ts';
 import { Transcript, type TranscriptTurn } from './transcript.ts';
 import { type InterruptionEvent, interruptionSettings } from './turn/interruption.ts';
 import { type CallerTurn, LATE_FINAL_WAIT_MS, TurnTaking } from './turn-taking.ts';
@@ -34,7 +35,9 @@ export type SessionEndReason =
   | 'customer-ended-call'
   | 'exceeded-max-duration'
   | 'voicemail'
-  | 'pipeline-error';
+  | 'pipeline-error'
+  /** The caller stayed silent through the agent's re-prompts. */
+  | 'silence-timed-out';
 
 /** Everything the call log records: decisions with their reasons, so behaviour can be tuned afterwards. */
 export type SessionEvent =
@@ -55,6 +58,8 @@ export type SessionEvent =
   | { type: 'transition'; from: string; to: string; label: string; extracted: Record<string, unknown> }
   /** A reply cut off by caller speech that turned out to have no words is answered again. */
   | { type: 'reanswer'; turnId: string; atMs: number; reason: 'wordless_interruption' }
+  /** The caller was silent for `silentMs`: the agent checks on them (`reprompt`) or hangs up (`end`). */
+  | { type: 'silence'; atMs: number; silentMs: number; action: SilenceAction }
   | { type: 'transcript'; final: boolean; text: string }
   /** `recognized` false: the turn answered had no words (no STT final to wait for). */
   | { type: 'latency'; turnId: string; latency: TurnLatency; recognized: boolean }
@@ -131,6 +136,9 @@ export class CallSession {
    */
   private cutByWordlessSpeech: { turnId: string; atMs: number } | null = null;
   private reanswers = 0;
+  private readonly silence = new SilenceWatch();
+  /** How the call ends once the closing line has played. */
+  private closingReason: SessionEndReason = 'assistant-ended-call';
   /** Why the call takes turns by voice activity alone from the start; null when an STT serves its language. */
   private readonly wordless: string | null;
   private outcome: ((o: SessionOutcome) => void) | undefined;
@@ -207,6 +215,7 @@ export class CallSession {
     this.listening.frame(frame, audioMs);
     this.machine?.frame(frame, audioMs, this.listening);
     if (this.cutByWordlessSpeech) this.checkOwedAnswer(audioMs);
+    this.checkSilence(audioMs);
     const maxMs = this.options.agent.max_duration_secs * 1000;
     if (audioMs >= maxMs && !this.ending) this.end('exceeded-max-duration');
   }
@@ -247,6 +256,7 @@ export class CallSession {
       return;
     }
     if (this.voice.current) this.voice.stop(true);
+    this.closingReason = 'assistant-ended-call';
     void this.speakLine('closing', message);
   }
 
@@ -390,6 +400,32 @@ export class CallSession {
     if (audioMs - quietSinceMs >= waitMs) this.answerAgain();
   }
 
+  /**
+   * The caller's silence, counted only while nobody speaks and the agent has nothing under way (a reply being
+   * prepared is an answer on its way). Muted, the agent says nothing, so it does not re-prompt either.
+   */
+  private checkSilence(audioMs: number): void {
+    if (this.ending || this.machine?.detected) return;
+    if (this.listening.callerSpeaking) {
+      this.silence.callerSpeaking(audioMs);
+      return;
+    }
+    if (this.muted || this.voice.current || this.cutByWordlessSpeech) return;
+    const settings = this.dialog.silence();
+    const quietSinceMs = this.listening.quietSinceMs;
+    const due = this.silence.due(audioMs, settings, quietSinceMs);
+    if (!due) return;
+    const silentMs = settings.repromptMs;
+    this.emit({ type: 'silence', atMs: audioMs, silentMs, action: due });
+    const language = this.options.agent.voice.language;
+    if (due === 'reprompt') {
+      void this.speakLine('reprompt', repromptLine(settings, language));
+      return;
+    }
+    this.closingReason = 'silence-timed-out';
+    void this.speakLine('closing', silenceGoodbyeLine(language));
+  }
+
   private answerAgain(): void {
     const cut = this.cutByWordlessSpeech;
     this.cutByWordlessSpeech = null;
@@ -478,10 +514,11 @@ export class CallSession {
       this.emit({ type: 'error', stage: failure.stage, message: failure.error.message, turnId: turn.id });
     const heard = await this.voice.finish(turn, failure !== undefined);
     if (!heard || this.ending) return;
+    this.silence.agentDone(this.time.audioMs);
     if (heard.text)
       this.emit({ type: 'agent_turn', turnId: turn.id, text: heard.text, atMs: this.time.audioMs });
     if (turn.kind === 'voicemail') return this.end('voicemail');
-    if (turn.kind === 'closing') return this.end('assistant-ended-call');
+    if (turn.kind === 'closing') return this.end(this.closingReason);
     if (endCall) return this.end('assistant-ended-call');
     if (!failure) {
       if (turn.kind !== 'fallback') this.failures.succeeded();

@@ -16,11 +16,24 @@ const language = z
 
 const voice = z.object({ voice_id: z.string().min(1).max(100), language: language.optional() }).strict();
 
+/** 0 turns re-prompts off; anything shorter than the minimum would talk over a caller who is thinking. */
+const silenceRepromptSecs = z
+  .number()
+  .int()
+  .min(0)
+  .max(AGENT_LIMITS.maxSilenceRepromptSecs)
+  .refine(
+    (secs) => secs === 0 || secs >= AGENT_LIMITS.minSilenceRepromptSecs,
+    `must be 0 (off) or ${AGENT_LIMITS.minSilenceRepromptSecs}-${AGENT_LIMITS.maxSilenceRepromptSecs}`,
+  );
+const silenceRepromptMessage = z.string().max(AGENT_LIMITS.silenceRepromptMessageChars);
+
 const endCall = z
   .object({
     enabled: z.boolean().optional(),
     message: z.string().max(AGENT_LIMITS.endCallMessageChars).optional(),
     confirm: z.boolean().optional(),
+    after_silence_reprompts: z.number().int().min(0).max(AGENT_LIMITS.maxSilenceReprompts).optional(),
   })
   .strict();
 
@@ -38,6 +51,8 @@ const behavior = z
     min_interrupt_ms: z.number().int().min(100).max(3000).optional(),
     min_words: z.number().int().min(0).max(10).optional(),
     endpointing_ms: z.number().int().min(100).max(5000).optional(),
+    silence_reprompt_secs: silenceRepromptSecs.optional(),
+    silence_reprompt_message: silenceRepromptMessage.optional(),
   })
   .strict();
 
@@ -152,6 +167,8 @@ const flowNode = z.object({
     extraction_enabled: z.boolean(),
     extraction_variables: z.array(z.object({ name: z.string(), type: z.string(), prompt: z.string() })),
     tools: z.array(z.string()),
+    silence_reprompt_secs: z.number().int().optional(),
+    silence_reprompt_message: z.string().optional(),
   }),
 });
 const flowEdge = z.object({
@@ -183,7 +200,12 @@ export const agentSchema = z.object({
   language: z.string(),
   secondary_languages: z.array(z.string()),
   max_duration_secs: z.number().int(),
-  end_call: z.object({ enabled: z.boolean(), message: z.string(), confirm: z.boolean() }),
+  end_call: z.object({
+    enabled: z.boolean(),
+    message: z.string(),
+    confirm: z.boolean(),
+    after_silence_reprompts: z.number().int(),
+  }),
   voicemail: z.object({ action: z.enum(VOICEMAIL_ACTIONS), message: z.string().optional() }),
   background_sound: z.object({ sound: z.string() }),
   behavior: z.object({
@@ -192,6 +214,8 @@ export const agentSchema = z.object({
     min_interrupt_ms: z.number().int(),
     min_words: z.number().int(),
     endpointing_ms: z.number().int(),
+    silence_reprompt_secs: z.number().int(),
+    silence_reprompt_message: z.string(),
   }),
   tools: z.array(z.object({ name: z.string(), phase: z.enum(TOOL_PHASES) }).catchall(z.unknown())),
   flow: flowSchema.optional(),

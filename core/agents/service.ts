@@ -1,6 +1,6 @@
 import { ApiError, notFound } from '../errors.ts';
 import type { AgentRecord, AgentRevisionRecord, JsonObject, Page, Store } from '../store/types.ts';
-import { applyPatch, settingsFromInput } from './settings.ts';
+import { applyPatch, settingsFromInput, storedSettings } from './settings.ts';
 import type { AgentInput, AgentPatch, AgentSettings, VoiceDirectory } from './types.ts';
 
 export interface Agent {
@@ -23,7 +23,7 @@ export interface AgentRevision {
 const toAgent = (r: AgentRecord): Agent => ({
   id: r.id,
   revision: r.revision,
-  settings: r.content as unknown as AgentSettings,
+  settings: storedSettings(r.content),
   createdAt: r.createdAt,
   updatedAt: r.updatedAt,
 });
@@ -33,7 +33,7 @@ const toRevision = (r: AgentRevisionRecord): AgentRevision => ({
   revision: r.revision,
   reason: r.reason,
   restoredFrom: r.restoredFrom,
-  settings: r.content as unknown as AgentSettings,
+  settings: storedSettings(r.content),
   createdAt: r.createdAt,
 });
 
@@ -85,14 +85,7 @@ export class AgentService {
       await this.get(workspaceId, id);
       throw notFound(`revision ${revision} of agent ${id}`);
     }
-    return this.save(
-      workspaceId,
-      id,
-      'rollback',
-      ifRevision,
-      () => target.content as unknown as AgentSettings,
-      revision,
-    );
+    return this.save(workspaceId, id, 'rollback', ifRevision, () => storedSettings(target.content), revision);
   }
 
   /** Publishes a draft agent: a new revision with `draft: false`. Publishing a published agent is a conflict. */
@@ -139,7 +132,7 @@ export class AgentService {
       reason,
       ...(ifRevision !== undefined ? { ifRevision } : {}),
       ...(restoredFrom !== undefined ? { restoredFrom } : {}),
-      change: (current) => asJson(change(current.content as unknown as AgentSettings)),
+      change: (current) => asJson(change(storedSettings(current.content))),
     });
     if (result === 'not_found') throw notFound(`agent ${id}`);
     if (result === 'conflict') {

@@ -7,6 +7,7 @@ import {
   type AgentSettings,
   type AnalysisSettings,
   DEFAULT_BEHAVIOR,
+  DEFAULT_END_CALL,
   DEFAULT_LANGUAGE,
   type VoiceDirectory,
 } from './types.ts';
@@ -35,7 +36,7 @@ export function settingsFromInput(input: AgentInput, voices: VoiceDirectory): Ag
     language,
     secondary_languages: [],
     max_duration_secs: AGENT_LIMITS.defaultDurationSecs,
-    end_call: { enabled: true, message: '', confirm: false },
+    end_call: { ...DEFAULT_END_CALL },
     voicemail: { action: 'hangup' },
     background_sound: { sound: 'off' },
     behavior: { ...DEFAULT_BEHAVIOR },
@@ -51,6 +52,19 @@ export function settingsFromInput(input: AgentInput, voices: VoiceDirectory): Ag
   draft.voice = resolveVoice(voice, language, voices);
   if (flow !== undefined && flow !== null) draft.flow = flow;
   return checkSettings(draft as unknown as AgentSettings, voices);
+}
+
+/**
+ * Settings as read back from a revision: object settings added since it was saved take their defaults, so an
+ * older agent behaves, reads and patches like a new one.
+ */
+export function storedSettings(content: object): AgentSettings {
+  const settings = content as AgentSettings;
+  return {
+    ...settings,
+    end_call: { ...DEFAULT_END_CALL, ...settings.end_call },
+    behavior: { ...DEFAULT_BEHAVIOR, ...settings.behavior },
+  };
 }
 
 /** The current settings with a patch applied, then checked as a whole. */
@@ -104,7 +118,7 @@ function checkedAnalysis(analysis: AnalysisSettings): AnalysisSettings {
 function defaultsOf(key: (typeof MERGED_OBJECTS)[number]): unknown {
   switch (key) {
     case 'end_call':
-      return { enabled: true, message: '', confirm: false };
+      return { ...DEFAULT_END_CALL };
     case 'voicemail':
       return { action: 'hangup' };
     case 'background_sound':

@@ -9,7 +9,7 @@ export interface AgentSettings {
   secondary_languages: string[];
   voice: { voice_id: string; language: string };
   max_duration_secs: number;
-  end_call: { enabled: boolean; message: string; confirm: boolean };
+  end_call: EndCallSettings;
   voicemail: { action: VoicemailAction; message?: string };
   background_sound: { sound: BackgroundSound };
   behavior: AgentBehavior;
@@ -17,6 +17,19 @@ export interface AgentSettings {
   tools: AgentTool[];
   flow?: Flow;
   calls_from?: { pool_id: string };
+}
+
+export interface EndCallSettings {
+  /** The model may hang up (it is offered the `end_call` function). */
+  enabled: boolean;
+  /** What the agent says before it hangs up ('' for nothing). */
+  message: string;
+  confirm: boolean;
+  /**
+   * Re-prompts in a row the caller may leave unanswered: when the silence after the last one lasts as long
+   * again, the agent says goodbye and hangs up (`silence-timed-out`). 0: silence never ends the call.
+   */
+  after_silence_reprompts: number;
 }
 
 export const VOICEMAIL_ACTIONS = ['hangup', 'leave_message'] as const;
@@ -38,6 +51,13 @@ export interface AgentBehavior {
   min_words: number;
   /** Silence after speech that ends the caller's turn, in ms. */
   endpointing_ms: number;
+  /**
+   * Seconds of caller silence after the agent's audio has played out before the agent checks on the caller
+   * (0: never). Flow nodes may set their own.
+   */
+  silence_reprompt_secs: number;
+  /** What the agent says then; '' for a short line in the voice's language. */
+  silence_reprompt_message: string;
 }
 
 /** What the post-call analysis writes about each call of the agent; prompts left out use generic defaults. */
@@ -91,6 +111,10 @@ export interface FlowNodeData {
   extraction_enabled: boolean;
   extraction_variables: ExtractionVariable[];
   tools: string[];
+  /** This node's own `behavior.silence_reprompt_secs`; the agent's when absent. */
+  silence_reprompt_secs?: number;
+  /** This node's own `behavior.silence_reprompt_message`; the agent's when absent. */
+  silence_reprompt_message?: string;
 }
 
 export interface FlowNode {
@@ -126,6 +150,11 @@ export const AGENT_LIMITS = {
   analysisFields: 20,
   analysisFieldNameChars: 64,
   analysisFieldDescriptionChars: 500,
+  /** `silence_reprompt_secs` is 0 (off) or within these bounds. */
+  minSilenceRepromptSecs: 2,
+  maxSilenceRepromptSecs: 60,
+  silenceRepromptMessageChars: 500,
+  maxSilenceReprompts: 10,
 } as const;
 
 export const DEFAULT_LANGUAGE = 'en-IN';
@@ -136,12 +165,23 @@ export const DEFAULT_BEHAVIOR: AgentBehavior = {
   min_interrupt_ms: 300,
   min_words: 0,
   endpointing_ms: 500,
+  silence_reprompt_secs: 6,
+  silence_reprompt_message: '',
+};
+
+export const DEFAULT_END_CALL: EndCallSettings = {
+  enabled: true,
+  message: '',
+  confirm: false,
+  after_silence_reprompts: 2,
 };
 
 /** What a client may send when creating an agent: `name` and anything else; the rest takes defaults. */
 export type AgentInput = { name: string } & Partial<
-  Omit<AgentSettings, 'name' | 'flow' | 'voice' | 'analysis'>
+  Omit<AgentSettings, 'name' | 'flow' | 'voice' | 'analysis' | 'behavior' | 'end_call'>
 > & {
+    behavior?: Partial<AgentBehavior> | undefined;
+    end_call?: Partial<EndCallSettings> | undefined;
     voice?: { voice_id: string; language?: string | undefined } | undefined;
     analysis?: Partial<AnalysisSettings> | undefined;
     flow?: unknown;

@@ -1,4 +1,5 @@
 import {
+  AGENT_LIMITS,
   type AgentTool,
   type ExtractionVariable,
   type Flow,
@@ -37,6 +38,8 @@ const NODE_FIELDS = new Set([
   'extraction_enabled',
   'extraction_variables',
   'tools',
+  'silence_reprompt_secs',
+  'silence_reprompt_message',
 ]);
 
 export type FlowValidation = { ok: true; flow: Flow } | { ok: false; details: ErrorDetail[] };
@@ -177,6 +180,25 @@ function checkBoolean(
   return value;
 }
 
+/** A node's own re-prompt delay: 0 (off) or within the agent setting's bounds; undefined when not set. */
+function checkSilenceSecs(
+  value: unknown,
+  path: string,
+  problem: (p: string, m: string) => void,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const { minSilenceRepromptSecs: min, maxSilenceRepromptSecs: max } = AGENT_LIMITS;
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    (value !== 0 && (value < min || value > max))
+  ) {
+    problem(path, `must be an integer, 0 (off) or ${min}-${max}`);
+    return undefined;
+  }
+  return value;
+}
+
 function checkNode(
   raw: unknown,
   path: string,
@@ -215,6 +237,13 @@ function checkNode(
     problem,
   );
   const tools = checkNodeTools(data.tools, `${d}.tools`, onCallTools, problem);
+  const silenceSecs = checkSilenceSecs(data.silence_reprompt_secs, `${d}.silence_reprompt_secs`, problem);
+  const silenceMessage = checkString(
+    data.silence_reprompt_message,
+    `${d}.silence_reprompt_message`,
+    AGENT_LIMITS.silenceRepromptMessageChars,
+    problem,
+  );
   if (id === undefined || typeof type !== 'string') return undefined;
   return {
     id,
@@ -229,6 +258,8 @@ function checkNode(
       extraction_enabled: checkBoolean(data.extraction_enabled, `${d}.extraction_enabled`, false, problem),
       extraction_variables: extractionVariables,
       tools,
+      ...(silenceSecs !== undefined ? { silence_reprompt_secs: silenceSecs } : {}),
+      ...(silenceMessage !== undefined ? { silence_reprompt_message: silenceMessage } : {}),
     },
   };
 }

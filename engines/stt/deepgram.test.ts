@@ -172,6 +172,47 @@ describe('deepgram: turns', () => {
       [['see you tomorrow', true]],
     );
     await fake.until(() => fake.activeConnections === 0);
+    assert.equal(fake.connections[0]!.closeCode, 1000);
+  });
+
+  test('at hang-up (end, then the reader leaves and the call aborts) the stream still closes normally', async () => {
+    server = await FakeDeepgramServer.start({ transcripts: ['thank you bye'] });
+    const fake = server;
+    const call = new AbortController();
+    const stream = new DeepgramTranscriber({ baseUrl: fake.baseUrl }).stream({
+      language: 'en-IN',
+      signal: call.signal,
+    });
+    const reading = (async () => {
+      for await (const event of stream) if (event.type === 'final') break;
+    })();
+    pushAll(stream, concat(silence(200), syntheticSpeech(800)));
+    await fake.until(() => (fake.connections[0]?.audioMs ?? 0) >= 1000);
+    void stream.end();
+    call.abort();
+    await reading;
+    await fake.until(() => fake.activeConnections === 0);
+    assert.deepEqual(fake.connections[0]!.controls, ['CloseStream']);
+    assert.equal(fake.connections[0]!.closeCode, 1000);
+  });
+
+  test('aborting an open stream sends CloseStream and closes normally, with no event after the abort', async () => {
+    server = await FakeDeepgramServer.start({ transcripts: ['hello there'] });
+    const fake = server;
+    const call = new AbortController();
+    const stream = new DeepgramTranscriber({ baseUrl: fake.baseUrl }).stream({
+      language: 'en-IN',
+      signal: call.signal,
+    });
+    const recorder = new Recorder(stream);
+    pushAll(stream, concat(silence(200), syntheticSpeech(800)));
+    await fake.until(() => (fake.connections[0]?.audioMs ?? 0) >= 1000);
+    call.abort();
+    await recorder.done;
+    await fake.until(() => fake.activeConnections === 0);
+    assert.deepEqual(fake.connections[0]!.controls, ['CloseStream']);
+    assert.equal(fake.connections[0]!.closeCode, 1000);
+    assert.deepEqual(recorder.finals(), []);
   });
 });
 
@@ -230,7 +271,7 @@ describe('deepgram: failures (no reconnect)', () => {
 });
 
 describe('deepgram: a server that does not close after CloseStream', () => {
-  test('is dropped after closeTimeoutMs, and the caller hears that results may be lost', async () => {
+  test('is closed (1000) from our side after closeTimeoutMs, and the caller hears that results may be lost', async () => {
     const { fake, stream, recorder } = await open({}, { closeTimeoutMs: 100 });
     fake.latencyMs = 60_000;
     pushAll(stream, silence(100));
@@ -240,6 +281,7 @@ describe('deepgram: a server that does not close after CloseStream', () => {
     const [error] = recorder.errors();
     assert.ok(isEngineError(error) && error.retryable, String(error));
     await fake.until(() => fake.activeConnections === 0);
+    assert.equal(fake.connections[0]!.closeCode, 1000);
   });
 });
 

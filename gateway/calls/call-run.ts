@@ -1,6 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { storedSettings } from '../../core/agents/settings.ts';
 import type { AgentSettings } from '../../core/agents/types.ts';
 import { analyzeCall } from '../../core/calls/analysis.ts';
 import type { CallArtifacts, TranscriptEntry } from '../../core/calls/artifacts.ts';
@@ -54,6 +55,8 @@ const END_TRIGGERS: Record<SessionEndReason, EndTrigger> = {
   'exceeded-max-duration': 'max_duration',
   voicemail: 'voicemail',
   'pipeline-error': 'pipeline_error',
+  // The agent hung up: the call completed, with the reason it gave.
+  'silence-timed-out': 'assistant_hangup',
 };
 
 function transcriptEntry(turn: TranscriptTurn): TranscriptEntry {
@@ -123,7 +126,7 @@ export class CallRun {
       ctx.output.sendEvent?.(browserEventOf(event));
     };
     publish({ type: 'call.status', call: callObject(call) });
-    const stored = revision.content as unknown as AgentSettings;
+    const stored = storedSettings(revision.content);
     const agent: AgentSettings = { ...stored, max_duration_secs: call.maxDurationSecs };
     await mkdir(deps.partialDir, { recursive: true });
     const recordingFile = path.join(deps.partialDir, `${call.id}.wav`);
@@ -204,6 +207,8 @@ export class CallRun {
     const trigger = this.shuttingDown ? 'node_shutdown' : END_TRIGGERS[outcome.reason];
     try {
       await deps.lifecycle.settle(workspaceId, id, trigger, {
+        // A shutdown names itself; otherwise the session's own reason (silence-timed-out shares a trigger).
+        ...(this.shuttingDown ? {} : { endedReason: outcome.reason }),
         endedAt: (call.answeredAt ?? Date.now()) + outcome.durationMs,
       });
     } catch (error) {
@@ -343,6 +348,12 @@ function logEvent(ctx: StreamContext, event: SessionEvent): void {
       break;
     case 'voicemail_detected':
       ctx.logger.info({ action: event.action, at_ms: event.atMs }, 'voicemail detected');
+      break;
+    case 'silence':
+      ctx.logger.info(
+        { action: event.action, at_ms: event.atMs, silent_ms: event.silentMs },
+        event.action === 'reprompt' ? 'caller silent: re-prompting' : 'caller silent: ending the call',
+      );
       break;
     case 'latency':
       ctx.logger.debug({ latency: event.latency, recognized: event.recognized }, 'turn latency');

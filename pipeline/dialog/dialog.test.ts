@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { AgentSettings } from '../../core/agents/types.ts';
+import { type AgentSettings, DEFAULT_END_CALL } from '../../core/agents/types.ts';
 import { validateFlow } from '../../core/flows/validate.ts';
 import { testAgent } from '../testing/agents.ts';
 import { createDialog, substitute } from './index.ts';
@@ -11,7 +11,7 @@ const base = testAgent({
   language: 'hi-IN',
   voice: { voice_id: 'local-hi-female', language: 'hi-IN' },
   max_duration_secs: 300,
-  end_call: { enabled: true, message: 'Dhanyavaad, {{name}}.', confirm: false },
+  end_call: { ...DEFAULT_END_CALL, message: 'Dhanyavaad, {{name}}.' },
 });
 
 function flowAgent(): AgentSettings {

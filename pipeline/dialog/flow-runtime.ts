@@ -1,5 +1,6 @@
 import type { AgentSettings, Flow, FlowEdge, FlowNode } from '../../core/agents/types.ts';
 import type { FunctionSpec, ToolCall } from '../../engines/llm/types.ts';
+import { type SilenceSettings, silenceSettings } from '../silence.ts';
 import { END_CALL_FUNCTION, endCallFunction } from './end-call.ts';
 import type { Dialog, DialogAction, DialogTurnContext } from './types.ts';
 import { type CallVariables, substitute } from './variables.ts';
@@ -74,6 +75,10 @@ export class FlowRuntime implements Dialog {
 
   currentNode(): string {
     return this.node.id;
+  }
+
+  silence(): SilenceSettings {
+    return silenceSettings(this.agent, this.node.data);
   }
 
   private outgoing(): FlowEdge[] {

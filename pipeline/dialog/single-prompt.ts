@@ -1,5 +1,6 @@
 import type { AgentSettings } from '../../core/agents/types.ts';
 import type { ToolCall } from '../../engines/llm/types.ts';
+import { type SilenceSettings, silenceSettings } from '../silence.ts';
 import { END_CALL_FUNCTION, endCallFunction } from './end-call.ts';
 import type { Dialog, DialogAction, DialogTurnContext } from './types.ts';
 import { type CallVariables, substitute } from './variables.ts';
@@ -7,6 +8,7 @@ import { type CallVariables, substitute } from './variables.ts';
 /** An agent without a flow: one system prompt for the whole call, the first message, and optionally end_call. */
 export class SinglePromptDialog implements Dialog {
   private readonly context: DialogTurnContext;
+  private readonly silenceSettings: SilenceSettings;
 
   constructor(
     private readonly agent: AgentSettings,
@@ -17,6 +19,7 @@ export class SinglePromptDialog implements Dialog {
       functions: agent.end_call.enabled ? [endCallFunction()] : [],
       allowInterrupt: agent.behavior.interruptions !== 'off',
     };
+    this.silenceSettings = silenceSettings(agent);
   }
 
   opening(): string {
@@ -44,5 +47,9 @@ export class SinglePromptDialog implements Dialog {
 
   currentNode(): string | undefined {
     return undefined;
+  }
+
+  silence(): SilenceSettings {
+    return this.silenceSettings;
   }
 }

@@ -1,4 +1,5 @@
 import type { ChatMessage, FunctionSpec, ToolCall } from '../../engines/llm/types.ts';
+import type { SilenceSettings } from '../silence.ts';
 
 /** What the dialog wants the session to do after the model called a function. */
 export type DialogAction =
@@ -27,6 +28,8 @@ export interface Dialog {
   extracted(): Readonly<Record<string, unknown>>;
   /** The active node (flow agents), for logs and transcripts. */
   currentNode(): string | undefined;
+  /** How the agent treats caller silence now (a flow node may set its own). */
+  silence(): SilenceSettings;
 }
 
 export type { ChatMessage };

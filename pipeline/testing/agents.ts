@@ -1,4 +1,4 @@
-import type { AgentSettings } from '../../core/agents/types.ts';
+import { type AgentSettings, DEFAULT_BEHAVIOR, DEFAULT_END_CALL } from '../../core/agents/types.ts';
 
 /** An agent as stored, with the platform's defaults; tests override what they are about. */
 export function testAgent(overrides: Partial<AgentSettings> = {}): AgentSettings {
@@ -12,16 +12,10 @@ export function testAgent(overrides: Partial<AgentSettings> = {}): AgentSettings
     secondary_languages: [],
     voice: { voice_id: 'local-en-female', language: 'en-IN' },
     max_duration_secs: 120,
-    end_call: { enabled: true, message: 'Goodbye!', confirm: false },
+    end_call: { ...DEFAULT_END_CALL, message: 'Goodbye!' },
     voicemail: { action: 'hangup' },
     background_sound: { sound: 'off' },
-    behavior: {
-      interruptions: 'normal',
-      adaptive_interruptions: true,
-      min_interrupt_ms: 300,
-      min_words: 0,
-      endpointing_ms: 500,
-    },
+    behavior: { ...DEFAULT_BEHAVIOR },
     analysis: { enabled: false },
     tools: [],
     ...overrides,

@@ -74,7 +74,12 @@ for (const backend of await backends()) {
       assert.deepEqual(a.voice, { voice_id: 'local-en-male', language: 'en-IN' });
       assert.deepEqual(a.secondary_languages, []);
       assert.equal(a.max_duration_secs, 300);
-      assert.deepEqual(a.end_call, { enabled: true, message: '', confirm: false });
+      assert.deepEqual(a.end_call, {
+        enabled: true,
+        message: '',
+        confirm: false,
+        after_silence_reprompts: 2,
+      });
       assert.deepEqual(a.voicemail, { action: 'hangup' });
       assert.deepEqual(a.background_sound, { sound: 'off' });
       assert.deepEqual(a.behavior, {
@@ -83,6 +88,8 @@ for (const backend of await backends()) {
         min_interrupt_ms: 300,
         min_words: 0,
         endpointing_ms: 500,
+        silence_reprompt_secs: 6,
+        silence_reprompt_message: '',
       });
       assert.deepEqual(a.tools, []);
       assert.equal('flow' in a, false);
@@ -141,6 +148,65 @@ for (const backend of await backends()) {
       assert.equal((await create({ name: 'Short', max_duration_secs: 30 })).max_duration_secs, 30);
     });
 
+    test('silence settings: bounds, round trip, PATCH merge, and a flow node of its own', async () => {
+      const cases: Array<[Record<string, unknown>, RegExp]> = [
+        [
+          { behavior: { silence_reprompt_secs: 1 } },
+          /^behavior\.silence_reprompt_secs must be 0 \(off\) or 2-60/,
+        ],
+        [{ behavior: { silence_reprompt_secs: 61 } }, /^behavior\.silence_reprompt_secs/],
+        [{ behavior: { silence_reprompt_secs: 2.5 } }, /^behavior\.silence_reprompt_secs/],
+        [{ behavior: { silence_reprompt_secs: -1 } }, /^behavior\.silence_reprompt_secs/],
+        [{ behavior: { silence_reprompt_message: 'x'.repeat(501) } }, /^behavior\.silence_reprompt_message/],
+        [{ end_call: { after_silence_reprompts: 11 } }, /^end_call\.after_silence_reprompts/],
+        [{ end_call: { after_silence_reprompts: -1 } }, /^end_call\.after_silence_reprompts/],
+      ];
+      for (const [body, pattern] of cases) {
+        const r = await api('POST', '/v2/agents', { body: { name: 'a', ...body } });
+        assert.equal(r.status, 400, JSON.stringify(body).slice(0, 80));
+        assert.equal(errorCode(r), 'invalid_request');
+        assert.match(message(r), pattern, JSON.stringify(body).slice(0, 80));
+      }
+      const off = await create({ name: 'Off', behavior: { silence_reprompt_secs: 0 } });
+      assert.equal((off.behavior as Record<string, unknown>).silence_reprompt_secs, 0);
+
+      const a = await create({
+        name: 'Patient',
+        behavior: { silence_reprompt_secs: 60, silence_reprompt_message: 'x'.repeat(500) },
+        end_call: { after_silence_reprompts: 10 },
+      });
+      assert.equal((a.behavior as Record<string, unknown>).silence_reprompt_secs, 60);
+      assert.equal((a.end_call as Record<string, unknown>).after_silence_reprompts, 10);
+      assert.deepEqual((await api<Agent>('GET', `/v2/agents/${a.id}`)).body, a);
+      const patched = await api<Agent>('PATCH', `/v2/agents/${a.id}`, {
+        body: { behavior: { silence_reprompt_message: 'Hello, are you there?' } },
+      });
+      assert.equal(patched.status, 200, patched.text);
+      assert.deepEqual(patched.body.behavior, {
+        ...(a.behavior as object),
+        silence_reprompt_message: 'Hello, are you there?',
+      });
+
+      const nodeFlow = structuredClone(flow);
+      Object.assign(nodeFlow.nodes[2]!.data, {
+        silence_reprompt_secs: 12,
+        silence_reprompt_message: 'Still there?',
+      });
+      const saved = await api<Agent>('PUT', `/v2/agents/${a.id}/flow`, { body: nodeFlow });
+      assert.equal(saved.status, 200, saved.text);
+      const nodes = (saved.body.flow as { nodes: Array<{ id: string; data: Record<string, unknown> }> })
+        .nodes;
+      const ask = nodes.find((n) => n.id === 'ask');
+      assert.equal(ask?.data.silence_reprompt_secs, 12);
+      assert.equal(ask?.data.silence_reprompt_message, 'Still there?');
+      assert.equal('silence_reprompt_secs' in (nodes.find((n) => n.id === 'bye')?.data ?? {}), false);
+      Object.assign(nodeFlow.nodes[2]!.data, { silence_reprompt_secs: 1 });
+      const bad = await api('PUT', `/v2/agents/${a.id}/flow`, { body: nodeFlow });
+      assert.equal(bad.status, 400);
+      assert.equal(errorCode(bad), 'invalid_flow');
+      assert.match(bad.text, /nodes\[2\]\.data\.silence_reprompt_secs/);
+    });
+
     test('calls_from names a phone pool: an unknown pool is 404', async () => {
       const r = await api('POST', '/v2/agents', {
         body: { name: 'a', calls_from: { pool_id: 'ppl_01JAAAAAAAAAAAAAAAAAAAAAAA' } },
@@ -162,7 +228,7 @@ for (const backend of await backends()) {
       assert.equal(r.body.revision, 2);
       assert.equal(r.body.system_prompt, 'Be brief.');
       assert.deepEqual(r.body.behavior, { ...(a.behavior as object), adaptive_interruptions: false });
-      assert.deepEqual(r.body.end_call, { enabled: true, message: 'Bye!', confirm: false });
+      assert.deepEqual(r.body.end_call, { ...(a.end_call as object), message: 'Bye!' });
       assert.equal(r.body.created_at, a.created_at);
       const voice = await api<Agent>('PATCH', `/v2/agents/${a.id}`, {
         body: { voice: { voice_id: 'openai-nova' } },

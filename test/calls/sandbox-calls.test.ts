@@ -110,6 +110,8 @@ for (const deployment of deployments) {
           voice: { voice_id: 'local-en-female' },
           max_duration_secs: 120,
           end_call: { enabled: true, message: 'Goodbye!' },
+          // Silent callees here stay on the line until aborted or timed out; silence is tested on its own agent.
+          behavior: { silence_reprompt_secs: 0 },
         },
       });
       assert.equal(agent.status, 201, agent.text);
@@ -261,6 +263,36 @@ for (const deployment of deployments) {
       assert.equal(call.ended_reason, 'exceeded-max-duration');
       assert.ok(call.duration_secs >= 30 && call.duration_secs <= 32, `duration ${call.duration_secs}`);
       assert.deepEqual(await waitForEvents(call.id, 2), ['call.failed', 'call.started']);
+    });
+
+    test('a silent callee is re-prompted, then the agent says goodbye: completed as silence-timed-out', async () => {
+      const agent = await api<{ id: string }>('POST', '/v2/agents', {
+        body: {
+          name: 'Patient Asha',
+          first_message: 'Hello {{name}}, this is Asha from Acme.',
+          voice: { voice_id: 'local-en-female' },
+          behavior: { silence_reprompt_secs: 2 },
+          end_call: { after_silence_reprompts: 1 },
+        },
+      });
+      assert.equal(agent.status, 201, agent.text);
+      const call = await ended((await place('+919876543213', { agent_id: agent.body.id })).id);
+      assert.equal(call.status, 'completed', JSON.stringify(call));
+      assert.equal(call.ended_reason, 'silence-timed-out');
+      assert.ok(call.duration_secs < 30, `duration ${call.duration_secs}`);
+      assert.deepEqual(await waitForEvents(call.id, 2), ['call.completed', 'call.started']);
+      const transcript = await api<{ turns: Array<{ speaker: string; text: string }> }>(
+        'GET',
+        `/v2/calls/${call.id}/transcript`,
+      );
+      assert.deepEqual(
+        transcript.body.turns.map((t) => [t.speaker, t.text]),
+        [
+          ['agent', 'Hello Ravi, this is Asha from Acme.'],
+          ['agent', 'Are you still there?'],
+          ['agent', 'I cannot hear you, so I will end the call now. Goodbye.'],
+        ],
+      );
     });
 
     test('20 calls placed at once: at most 5 live at any moment, the rest wait queued, all finish', async () => {

@@ -9,6 +9,11 @@
  * inside an error's message text, falls back to reading DEEPGRAM_API_KEY from the environment, and reconnects
  * by default. We need the status to tell retryable failures from bad keys, and no hidden reconnects.
  *
+ * Closing: the stream always ends the way the protocol asks, so the provider stops billing at once and sees a
+ * normal close: `CloseStream`, then the server sends its last results and closes (1000). Past `closeTimeoutMs`
+ * we close (1000) ourselves. Aborting, or a reader leaving the loop, does the same without waiting to read the
+ * results; only a socket still connecting is dropped.
+ *
  * Reconnect policy: none. A connection that fails or drops mid-call ends the stream with an `error` event
  * (`EngineError`, retryable unless the server refused us with a 4xx), after a `final` (`endOfTurn: false`) of
  * any words already finalised; the caller decides whether to open a new stream (the lost audio is gone).
@@ -120,6 +125,9 @@ type Phase = 'connecting' | 'open' | 'closing' | 'closed';
 
 /** WebSocket close code for a connection lost without a close frame. */
 const ABNORMAL_CLOSE = 1006;
+const NORMAL_CLOSE = 1000;
+/** Once we close ourselves, how long the server may take to answer the close frame before the socket is dropped. */
+const CLOSE_HANDSHAKE_MS = 1_000;
 
 export class DeepgramStream implements SttStream {
   readonly #ws: WebSocket;
@@ -136,6 +144,8 @@ export class DeepgramStream implements SttStream {
   #sentSinceTick = false;
   #keepAlive: NodeJS.Timeout | undefined;
   #closeTimer: NodeJS.Timeout | undefined;
+  /** The server did not close in time after CloseStream: we closed, and its last results may be lost. */
+  #closeTimedOut = false;
   #refusedStatus: number | undefined;
   #socketError: Error | undefined;
   readonly #closed: Promise<void>;
@@ -189,10 +199,21 @@ export class DeepgramStream implements SttStream {
       if (this.#phase === 'open') this.#phase = 'closing';
       this.#stopKeepAlive();
       if (this.#phase !== 'closed') {
-        this.#closeTimer = setTimeout(() => this.#ws.terminate(), this.#settings.closeTimeoutMs);
+        this.#closeTimer = setTimeout(() => this.#closeOurselves(), this.#settings.closeTimeoutMs);
       }
     }
     return this.#closed;
+  }
+
+  /** The server kept the socket past `closeTimeoutMs` after CloseStream: close it from our side. */
+  #closeOurselves(): void {
+    this.#closeTimedOut = true;
+    if (this.#ws.readyState !== WebSocket.OPEN) {
+      this.#ws.terminate();
+      return;
+    }
+    this.#ws.close(NORMAL_CLOSE);
+    this.#closeTimer = setTimeout(() => this.#ws.terminate(), CLOSE_HANDSHAKE_MS);
   }
 
   #send(frame: Buffer | string): void {
@@ -238,7 +259,8 @@ export class DeepgramStream implements SttStream {
     const wasOpen = this.#phase === 'open' || this.#phase === 'closing';
     // After CloseStream the server closes normally once its last results are sent; an abnormal close (1006:
     // the network, a crash, or our close timer) may have lost some of them, which the caller must hear about.
-    const deliberate = this.#inputClosed && this.#phase === 'closing' && code !== ABNORMAL_CLOSE;
+    const deliberate =
+      this.#inputClosed && this.#phase === 'closing' && code !== ABNORMAL_CLOSE && !this.#closeTimedOut;
     this.#phase = 'closed';
     this.#stopKeepAlive();
     clearTimeout(this.#closeTimer);
@@ -272,13 +294,18 @@ export class DeepgramStream implements SttStream {
     this.#keepAlive = undefined;
   }
 
+  /** Nobody reads any more: no event follows, and an open socket is closed the way the protocol asks. */
   #abort(): void {
     if (this.#aborted) return;
     this.#aborted = true;
-    this.#inputClosed = true;
     this.#queue.discard();
     this.#stopKeepAlive();
-    this.#ws.terminate();
+    if (this.#phase === 'connecting') {
+      this.#inputClosed = true;
+      this.#ws.terminate();
+    } else if (this.#phase !== 'closed') {
+      void this.end();
+    }
   }
 }
 

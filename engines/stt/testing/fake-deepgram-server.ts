@@ -1,13 +1,15 @@
 /**
  * A fake Deepgram live transcription server: a real WebSocket server (`ws`) on 127.0.0.1, port 0, serving
  * `/v1/listen`. It takes binary PCM16 audio, records every text frame (KeepAlive, Finalize, CloseStream) and
- * answers in one of two ways:
+ * the close code it saw, and answers in one of two ways:
  * - recognition (default): each utterance it hears by energy gets the next of `transcripts`, with Deepgram's
  *   message sequence (fake-deepgram-recognizer.ts), honouring the `endpointing` and `utterance_end_ms` query;
  * - scripted: `script` steps are sent when the audio received reaches their position, and `onFinalize` replies
  *   answer successive Finalize messages. Tests can also `send` any message or `drop` a connection.
  * `latencyMs` delays every message sent (order kept); `refuseWith` answers the upgrade with an HTTP status;
  * `apiKey` makes it refuse (401) a missing or wrong `Authorization: Token` header.
+ * On CloseStream it does what Deepgram does: sends the results of the audio it still holds and the metadata,
+ * then closes (1000).
  */
 import { once } from 'node:events';
 import http from 'node:http';
@@ -41,6 +43,8 @@ export class FakeDeepgramConnection {
   readonly controls: string[] = [];
   audioBytes = 0;
   open = true;
+  /** The close code as the server saw it: 1000 for a normal close, 1006 when the client dropped the socket. */
+  closeCode: number | undefined;
   readonly #socket: WebSocket;
   readonly #latencyMs: () => number;
   #sending: Promise<void> = Promise.resolve();
@@ -68,8 +72,9 @@ export class FakeDeepgramConnection {
   }
 
   /** The socket closed: pending latency waits end at once (nothing holds the process open). */
-  closed(): void {
+  closed(code: number): void {
     this.open = false;
+    this.closeCode = code;
     for (const [timer, resolve] of this.#waits) {
       clearTimeout(timer);
       resolve();
@@ -193,8 +198,8 @@ export class FakeDeepgramServer {
       }
       this.#wake();
     });
-    ws.on('close', () => {
-      connection.closed();
+    ws.on('close', (code) => {
+      connection.closed(code);
       this.#wake();
     });
     this.#wake();
