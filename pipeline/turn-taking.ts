@@ -2,13 +2,13 @@ import type { SttEvent, SttStream } from '../engines/stt/types.ts';
 import { SpeechSegmenter } from '../engines/vad/segmenter.ts';
 import type { VadStream, VoiceActivityDetector } from '../engines/vad/types.ts';
 import { SttAudioFeed } from './stt-feed.ts';
-import { CONTINUATION_FACTOR, Endpointer, type TurnEnd } from './turn/endpointing.ts';
+import { requiredSilence } from './turn/end-of-turn.ts';
+import { Endpointer, type TurnEnd } from './turn/endpointing.ts';
 import {
   type InterruptionEvent,
   InterruptionPolicy,
   type InterruptionSettings,
 } from './turn/interruption.ts';
-import { normalizeWords, trailingContinuation } from './turn/lexicon.ts';
 
 /**
  * A batch STT transcribes after the caller stops, so its final can arrive after the endpointer declared the
@@ -374,19 +374,25 @@ export class TurnTaking {
   }
 
   /**
-   * A pending turn whose words are in ends now, unless they end with "and", "aur", "umm": then it ends once the
-   * longer silence the endpointer would have asked for, had it known the words, is over.
+   * A pending turn whose words are in ends now, unless the turn-end policy holds them open ("and", "aur",
+   * "umm", an incomplete clause): then it ends once the longer silence the endpointer would have asked for, had
+   * it known the words, is over.
    */
   private settle(pending: PendingTurn): void {
     if (pending.holdUntilMs === null) {
-      const trailingWord = trailingContinuation(normalizeWords(this.words.join(' ')));
-      const requiredMs = this.settings.endpointingMs * CONTINUATION_FACTOR;
-      const holdUntilMs = this.lastSpeechEndMs + requiredMs;
-      if (!trailingWord || holdUntilMs <= this.nowMs) {
+      const required = requiredSilence(this.words.join(' '), this.settings.endpointingMs);
+      const holdUntilMs = this.lastSpeechEndMs + required.ms;
+      if (required.wait !== 'hold' || holdUntilMs <= this.nowMs) {
         this.finishTurn(pending);
         return;
       }
-      Object.assign(pending, { reason: 'continuation', requiredMs, trailingWord, holdUntilMs });
+      const trailingWord = required.estimate.word;
+      Object.assign(pending, {
+        reason: 'continuation',
+        requiredMs: required.ms,
+        holdUntilMs,
+        ...(trailingWord === undefined ? {} : { trailingWord }),
+      });
     }
     if (pending.holdUntilMs !== null && this.nowMs >= pending.holdUntilMs) {
       this.finishTurn({ ...pending, atMs: this.nowMs, endpointMs: this.nowMs - this.lastSpeechEndMs });

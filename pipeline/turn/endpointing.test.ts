@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CONTINUATION_FACTOR, Endpointer, SENTENCE_END_FACTOR, type TurnEnd } from './endpointing.ts';
+import { Endpointer, holdMs, SENTENCE_END_FACTOR, type TurnEnd } from './endpointing.ts';
 import { playEndpointer } from './testing/play.ts';
 import { final, partial, type Step, speechEnd, speechStart, tick } from './testing/script.ts';
 
@@ -31,9 +31,9 @@ const cases: Case[] = [
     expect: ['silence:500@2500'],
   },
   {
-    name: 'sentence end shortens the wait (60%)',
+    name: 'sentence end shortens the wait (40%)',
     steps: [speechStart(0), final(1900, 'I want to book a table.'), speechEnd(2000), ...frames(2000, 3000)],
-    expect: ['sentence_end:300@2300'],
+    expect: ['sentence_end:200@2200'],
   },
   {
     name: 'a question mark, and the Hindi danda, end sentences too',
@@ -47,17 +47,17 @@ const cases: Case[] = [
       speechEnd(6000),
       ...frames(6000, 7000),
     ],
-    expect: ['sentence_end:300@2300', 'sentence_end:300@6300'],
+    expect: ['sentence_end:200@2200', 'sentence_end:200@6200'],
   },
   {
-    name: 'trailing "aur" lengthens the wait (1.6x)',
+    name: 'trailing "aur" lengthens the wait (to 1.3 s)',
     steps: [
       speechStart(0),
       final(1900, 'mujhe do ticket chahiye aur'),
       speechEnd(2000),
       ...frames(2000, 3500),
     ],
-    expect: ['continuation:800@2800'],
+    expect: ['continuation:1300@3300'],
   },
   {
     name: 'trailing Devanagari "और" and filler "umm" too; a conjunction wins over a full stop',
@@ -75,7 +75,7 @@ const cases: Case[] = [
       speechEnd(10000),
       ...frames(10000, 11500),
     ],
-    expect: ['continuation:800@2800', 'continuation:800@6800', 'continuation:800@10800'],
+    expect: ['continuation:1300@3300', 'continuation:1300@7300', 'continuation:1300@11300'],
   },
   {
     name: 'the caller goes on after "so": the silence is cancelled, the turn ends after the next one',
@@ -84,7 +84,7 @@ const cases: Case[] = [
       partial(1900, 'so'),
       speechEnd(2000),
       ...frames(2000, 5000),
-      speechStart(2400), // known at 2650, before the 800 ms the trailing "so" asks for
+      speechStart(2900), // known at 3150, before the 1300 ms the trailing "so" asks for
       partial(3800, 'so I need two seats'),
       speechEnd(4000),
     ],
@@ -94,6 +94,56 @@ const cases: Case[] = [
     name: 'STT commit ends the turn at once, during the silence',
     steps: [speechStart(0), speechEnd(2000), final(2150, 'yes please', true), ...frames(2160, 3000)],
     expect: ['stt_commit:150@2150'],
+  },
+  {
+    name: 'STT commit of a text ending in "so" does not end the turn; the caller going on continues it',
+    steps: [
+      speechStart(0),
+      partial(1200, 'a table for two'),
+      speechEnd(2000),
+      final(2300, 'I would like to book a table for two so', true),
+      ...frames(2300, 2800),
+      speechStart(2800), // an 800 ms pause, known at 3050
+      ...frames(2820, 4000),
+      speechEnd(4000),
+      final(4300, 'around eight tonight.', true),
+      ...frames(4300, 6000),
+    ],
+    expect: ['stt_commit:300@4300'],
+  },
+  {
+    name: 'STT commit of "aur", an incomplete clause, a filler: the longer silence, counted from the speech end',
+    steps: [
+      speechStart(0),
+      speechEnd(2000),
+      final(2300, 'mujhe do logon ke liye table chahiye aur', true),
+      ...frames(2300, 3400),
+      speechStart(4000),
+      speechEnd(5000),
+      final(5300, 'I want to book a table for', true),
+      ...frames(5300, 6400),
+      speechStart(7000),
+      speechEnd(8000),
+      final(8300, 'મારે બે ટિકિટ જોઈએ છે અને', true),
+      ...frames(8300, 9400),
+    ],
+    expect: ['continuation:1300@3300', 'continuation:1300@6300', 'continuation:1300@9300'],
+  },
+  {
+    name: 'STT commit of "and" the VAD did not hear: the silence counts from the commit',
+    steps: [final(1500, 'two tickets and', true), ...frames(1500, 3000)],
+    expect: ['continuation:1300@2800'],
+  },
+  {
+    name: 'UtteranceEnd-style commit long after a held "umm" still waits out the bound, no longer',
+    steps: [
+      speechStart(0),
+      speechEnd(1000),
+      final(1200, 'umm', true),
+      ...frames(1200, 2400),
+      final(2000, 'umm', true),
+    ],
+    expect: ['continuation:1300@2300'],
   },
   {
     name: 'STT commit while the VAD still hears speech: endpoint 0',
@@ -161,7 +211,7 @@ const cases: Case[] = [
       speechEnd(4000),
       ...frames(4000, 5000),
     ],
-    expect: ['silence:500@1500', 'sentence_end:300@4300'],
+    expect: ['silence:500@1500', 'sentence_end:200@4200'],
   },
 ];
 
@@ -178,14 +228,14 @@ describe('Endpointer', () => {
       final(1000, 'mujhe do ticket chahiye'),
       partial(1900, 'matlab'),
       speechEnd(2000),
-      tick(3000),
+      tick(3300),
     ]);
     assert.deepEqual(end, {
       type: 'turn_end',
       reason: 'continuation',
-      atMs: 3000,
-      endpointMs: 1000,
-      requiredMs: 500 * CONTINUATION_FACTOR,
+      atMs: 3300,
+      endpointMs: 1300,
+      requiredMs: holdMs(500),
       transcript: 'mujhe do ticket chahiye matlab',
       trailingWord: 'matlab',
     });
@@ -201,7 +251,7 @@ describe('Endpointer', () => {
     e.onTranscript({ type: 'partial', text: 'Thank you.' }, 2150);
     assert.equal(e.nextDeadlineMs(), 2000 + 500 * SENTENCE_END_FACTOR);
     e.onTranscript({ type: 'partial', text: 'Thank you and' }, 2200);
-    assert.equal(e.nextDeadlineMs(), 2000 + 500 * CONTINUATION_FACTOR);
+    assert.equal(e.nextDeadlineMs(), 2000 + holdMs(500));
   });
 
   test('rejects a negative endpointing_ms', () => {

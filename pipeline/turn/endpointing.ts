@@ -1,36 +1,39 @@
 import type { SttEvent } from '../../engines/stt/types.ts';
 import type { SegmentEvent } from '../../engines/vad/segmenter.ts';
-import { endsSentence, normalizeWords, trailingContinuation } from './lexicon.ts';
+import { requiredSilence, type TurnWait } from './end-of-turn.ts';
 
 /**
  * Endpointing: decides when the caller's turn has ended, so the agent answers fast but does not cut in.
  *
- * Rules, in order:
- * - the STT commits (a `final` with `endOfTurn`, e.g. Deepgram `speech_final`): the turn ends at once;
- * - otherwise the turn ends after a silence following speech, counted from where the silence began (the VAD's
- *   `speech_end.atMs`, not when the VAD could tell). The silence needed is `endpointing_ms`, scaled by what the
- *   latest transcript ends with: a trailing conjunction or filler ("and", "aur", "matlab", "umm") waits longer,
- *   a finished sentence (. ? ! ।) shorter. A trailing conjunction wins over punctuation ("and." is unfinished).
- * Speech that resumes during the silence cancels it. No turn ends before the caller has said anything (VAD
- * speech, or a transcript with words).
+ * The turn ends after a silence following speech, counted from where the silence began (the VAD's
+ * `speech_end.atMs`, not when the VAD could tell). The silence needed follows the turn-end policy
+ * (end-of-turn.ts) on the latest transcript: `endpointing_ms` as a rule, less after a finished sentence, more
+ * (bounded) after "and", "aur", "umm" or an incomplete clause.
+ *
+ * An STT commit (a `final` with `endOfTurn`: Deepgram `speech_final`, or its `UtteranceEnd` fallback) is
+ * evidence that the caller stopped, not a verdict: it ends the turn at once unless the text calls for more;
+ * then the turn waits the policy's longer silence, counted from the VAD's end of speech (from the commit when
+ * the VAD heard no speech, or, while the VAD still hears speech, its next speech end). Speech that resumes
+ * during the silence cancels it. No turn ends before the caller has said anything (VAD speech, or a
+ * transcript with words).
  *
  * A pure state machine: time is ms of audio, given with every input; `tick` lets time pass. After a turn ends,
  * transcripts are taken to belong to that turn (late finals) and ignored until the VAD hears speech again.
  */
 
-/** Fraction of `endpointing_ms` to wait when the transcript ends a sentence: the caller has likely finished. */
-export const SENTENCE_END_FACTOR = 0.6;
-/** Multiple of `endpointing_ms` to wait after a trailing conjunction or filler: the caller is likely mid-thought. */
-export const CONTINUATION_FACTOR = 1.6;
+export { CONTINUATION_FACTOR, CONTINUATION_MIN_MS, holdMs, SENTENCE_END_FACTOR } from './end-of-turn.ts';
 
 export type EndpointReason =
   /** Plain silence of `endpointing_ms`. */
   | 'silence'
-  /** Shorter silence: the transcript ended a sentence. */
+  /** Shorter silence: the transcript ended a sentence (or a closing phrase). */
   | 'sentence_end'
-  /** Longer silence: the transcript ended with a conjunction or filler, and the caller still did not go on. */
+  /**
+   * Longer silence: the transcript ended with a conjunction, filler or incomplete clause (or trailed off), and
+   * the caller still did not go on.
+   */
   | 'continuation'
-  /** The STT decided the speaker finished. */
+  /** The STT committed (it heard the speaker stop) and the text did not call for more. */
   | 'stt_commit';
 
 export interface TurnEnd {
@@ -44,7 +47,7 @@ export interface TurnEnd {
   requiredMs: number;
   /** The turn's transcript as known when it ended (finals, then the latest partial). */
   transcript: string;
-  /** The trailing conjunction or filler that lengthened the wait, for `continuation`. */
+  /** The trailing word that lengthened the wait, for `continuation` (none when the text trailed off). */
   trailingWord?: string;
 }
 
@@ -60,6 +63,12 @@ interface Required {
   reason: EndpointReason;
   trailingWord?: string;
 }
+
+const REASON_OF_WAIT = {
+  hold: 'continuation',
+  normal: 'silence',
+  finished: 'sentence_end',
+} as const satisfies Record<TurnWait, EndpointReason>;
 
 type Phase =
   /** No speech yet in this turn (or the last turn has just ended). */
@@ -117,8 +126,11 @@ export class Endpointer {
       if (text) this.#finals.push(text);
       this.#partial = '';
       if (event.endOfTurn && this.#heardSpeech()) {
+        const required = this.#required();
         const silence = this.#phase.kind === 'silence' ? this.#nowMs - this.#phase.silenceStartMs : 0;
-        return this.#end('stt_commit', silence, this.#required().ms);
+        if (required.reason !== 'continuation') return this.#end('stt_commit', silence, required.ms);
+        // The VAD missed the speech the STT committed: the silence is counted from the commit.
+        if (this.#phase.kind === 'waiting') this.#phase = { kind: 'silence', silenceStartMs: this.#nowMs };
       }
     }
     return this.#checkSilence();
@@ -161,13 +173,11 @@ export class Endpointer {
   #required(): Required {
     const text = this.transcript;
     if (this.#requiredFor?.text === text) return this.#requiredFor.required;
-    let required: Required = { ms: this.endpointingMs, reason: 'silence' };
-    const trailingWord = trailingContinuation(normalizeWords(text));
-    if (trailingWord) {
-      required = { ms: this.endpointingMs * CONTINUATION_FACTOR, reason: 'continuation', trailingWord };
-    } else if (endsSentence(text)) {
-      required = { ms: this.endpointingMs * SENTENCE_END_FACTOR, reason: 'sentence_end' };
-    }
+    const policy = requiredSilence(text, this.endpointingMs);
+    const reason = REASON_OF_WAIT[policy.wait];
+    const required: Required = { ms: policy.ms, reason };
+    if (reason === 'continuation' && policy.estimate.word !== undefined)
+      required.trailingWord = policy.estimate.word;
     this.#requiredFor = { text, required };
     return required;
   }

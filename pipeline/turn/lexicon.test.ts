@@ -22,7 +22,7 @@ describe('lexicon', () => {
     ['Mm-hmm', ['mm', 'hmm']],
     ['don’t stop', ["don't", 'stop']],
     ['  ', []],
-    ['मैं दिल्ली से हूँ', ['मैं', 'दिल्ली', 'से', 'हूं']],
+    ['मैं दिल्ली से हूँ', ['मैं', 'दिल्ली', 'se', 'हूं']],
   ];
   for (const [text, words] of normalized) {
     test(`normalizeWords(${JSON.stringify(text)})`, () => assert.deepEqual(normalizeWords(text), words));

@@ -45,6 +45,29 @@ const CONTINUATIONS = [
   // Gujarati, romanized: "ane" = and, "pan" = but, "etle" = so
   ...list('ane, pan, etle'),
 ];
+/**
+ * Words that leave a clause incomplete when they come last: articles, possessives and prepositions ("a table
+ * for", "my"), Hindi postpositions ("do log ka", "shaam ko", "Delhi se"), Gujarati case endings written apart
+ * ("Surat ma", "ghar thi"). Not auxiliaries: "yes it is" and "haan hai" end sentences.
+ */
+const INCOMPLETE_CLAUSE_ENDINGS = [
+  ...list('a, an, the, my, your, our, their, for, with, at, of, from, about, into, than, between, like'),
+  ...list('ka, ko, se, mein, par, wala, wali, wale'),
+  // Gujarati, romanized: "ma" = in, "thi" = from, "nu"/"ni" = of
+  ...list('ma, thi, nu, ni'),
+];
+
+/**
+ * Closing phrases: said last, the caller has finished, even when the STT wrote no full stop ("thank you",
+ * "bas itna hi", "aavjo").
+ */
+const CLOSINGS = [
+  ...list("thank you, thanks, thanks a lot, bye, goodbye, that's all, that is all, that's it"),
+  ...list('dhanyavaad, dhanyavad, shukriya, bas, bas itna hi, bas itna, alvida'),
+  // Gujarati, romanized: "aavjo" = goodbye, "aabhar" = thanks
+  ...list('aavjo, aabhar'),
+];
+
 /** Words whose key collides with a continuation but that end a sentence ("me too" -> key "to"). */
 const NOT_CONTINUATIONS = new Set(['too']);
 
@@ -57,10 +80,12 @@ const NATIVE = list(
     'ओके ok, यस yes, येस yes, राइट right, रुको ruko, रुक ruk, रुकिए rukiye, रुकिये rukiye, नहीं nahin, ' +
     'नही nahi, सुनिए suniye, सुनिये suniye, सुनो suno, एक ek, मिनट minute, बंद band, करो karo, स्टॉप stop, ' +
     'स्टोप stop, वेट wait, नो no, होल्ड hold, ऑन on, और aur, कि ki, के ke, तो toh, मतलब matlab, लेकिन lekin, ' +
-    'क्योंकि kyunki, उम्म umm, अम्म umm, ' +
+    'क्योंकि kyunki, उम्म umm, अम्म umm, का ka, को ko, से se, में mein, पर par, वाला wala, वाली wali, ' +
+    'वाले wale, धन्यवाद dhanyavaad, शुक्रिया shukriya, बस bas, ' +
     'હા ha, હાં haan, જી ji, બરાબર barabar, સારું saru, સારુ saru, ઠીક theek, છે che, ઓકે ok, હમ્મ hmm, ' +
     'અચ્છા achha, ના no, નહીં nahin, નહિ nahi, રોકો roko, ઊભા ubha, રહો raho, સાંભળો sambhlo, એક ek, ' +
-    'મિનિટ minute, બંધ band, કરો karo, સ્ટોપ stop, વેઇટ wait, અને ane, પણ pan, તો toh, કે ke, એટલે etle',
+    'મિનિટ minute, બંધ band, કરો karo, સ્ટોપ stop, વેઇટ wait, અને ane, પણ pan, તો toh, કે ke, એટલે etle, ' +
+    'માં ma, થી thi, નું nu, ની ni, આવજો aavjo, આભાર aabhar',
 ).map((pair) => pair.split(' ') as [string, string]);
 
 /** Longest phrase in the lists, in words. */
@@ -106,6 +131,8 @@ function phraseKeys(phrases: readonly string[]): Set<string> {
 const BACKCHANNEL_KEYS = phraseKeys(BACKCHANNELS);
 const STOP_KEYS = phraseKeys(STOP_PHRASES);
 const CONTINUATION_KEYS = phraseKeys(CONTINUATIONS);
+const INCOMPLETE_KEYS = phraseKeys(INCOMPLETE_CLAUSE_ENDINGS);
+const CLOSING_KEYS = phraseKeys(CLOSINGS);
 
 /** Whether the words, all of them, are backchannels (one or several: "haan haan", "ok theek hai ji"). */
 export function isBackchannel(words: readonly string[]): boolean {
@@ -141,6 +168,22 @@ export function trailingContinuation(words: readonly string[]): string | null {
   const last = words[words.length - 1];
   if (last === undefined || NOT_CONTINUATIONS.has(last)) return null;
   return CONTINUATION_KEYS.has(wordKey(last)) ? last : null;
+}
+
+/** The last word when it leaves the clause incomplete ("for", "the", "ko", "ma"), else null. */
+export function trailingIncompleteClause(words: readonly string[]): string | null {
+  const last = words[words.length - 1];
+  if (last === undefined) return null;
+  return INCOMPLETE_KEYS.has(wordKey(last)) ? last : null;
+}
+
+/** Whether the words end with a closing phrase ("thank you", "that's all", "dhanyavaad", "aavjo"). */
+export function endsWithClosing(words: readonly string[]): boolean {
+  const keys = words.map(wordKey);
+  for (let n = 1; n <= MAX_PHRASE_WORDS && n <= keys.length; n++) {
+    if (CLOSING_KEYS.has(keys.slice(keys.length - n).join(' '))) return true;
+  }
+  return false;
 }
 
 /** Whether the text ends a sentence: . ? ! or the danda (।, ॥), maybe followed by closing quotes; not "...". */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { INTERRUPTION_MODES } from '../../core/agents/types.ts';
-import { CONTINUATION_FACTOR, SENTENCE_END_FACTOR } from './endpointing.ts';
+import { holdMs, SENTENCE_END_FACTOR } from './endpointing.ts';
 import type { InterruptionEvent } from './interruption.ts';
 import { playEndpointer, playInterruption } from './testing/play.ts';
 import {
@@ -166,7 +166,7 @@ describe('Endpointer properties', () => {
         (ops, endpointingMs) => {
           const { steps } = script(ops);
           const ends = playEndpointer(endpointingMs, steps);
-          const allowed = [SENTENCE_END_FACTOR, 1, CONTINUATION_FACTOR].map((f) => endpointingMs * f);
+          const allowed = [endpointingMs * SENTENCE_END_FACTOR, endpointingMs, holdMs(endpointingMs)];
           for (const end of ends) {
             // Evidence of speech since the previous turn end: a VAD start, or (before any turn end) words.
             const previous = ends[ends.indexOf(end) - 1];

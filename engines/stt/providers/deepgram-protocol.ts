@@ -13,7 +13,13 @@ export interface ListenParams {
   smartFormat: boolean;
 }
 
-/** `wss://host[/prefix]/v1/listen?...` for canonical audio (linear16, 16 kHz, mono) with partials and VAD events. */
+/**
+ * `wss://host[/prefix]/v1/listen?...` for canonical audio (linear16, 16 kHz, mono). What the turn-end policy
+ * (pipeline/turn/end-of-turn.ts) needs: `interim_results`, so the text a pause follows ("... so") is known
+ * before the final; `endpointing`, so the final with its punctuation comes as soon as a finished sentence may
+ * end the turn; `utterance_end_ms`, a commit on word timings when line noise keeps `speech_final` away;
+ * `smart_format`, for the punctuation that tells a finished sentence. `vad_events` marks speech starts.
+ */
 export function listenUrl(baseUrl: string, params: ListenParams): string {
   const url = new URL(baseUrl.replace(/^http/, 'ws'));
   url.pathname = `${url.pathname.replace(/\/+$/, '')}/v1/listen`;

@@ -42,7 +42,10 @@ export interface DeepgramTranscriberOptions {
   model?: string;
   /** Silence after speech before Deepgram marks `speech_final`. */
   endpointingMs?: number;
-  /** Gap after the last word before the `UtteranceEnd` fallback; Deepgram's minimum is 1000. */
+  /**
+   * Gap after the last word before the `UtteranceEnd` fallback (a commit when noise keeps `speech_final` from
+   * coming); Deepgram's minimum, 1000, so the fallback comes inside the turn-end policy's longest wait.
+   */
   utteranceEndMs?: number;
   smartFormat?: boolean;
   /** KeepAlive is sent at this period while no audio goes up. */
@@ -55,9 +58,11 @@ export interface DeepgramTranscriberOptions {
 export const DEEPGRAM_DEFAULTS = {
   baseUrl: 'wss://api.deepgram.com',
   model: 'nova-3',
-  // Deepgram's own default (10 ms) ends turns inside a breath on phone audio; 300 ms lets speech_final arrive
-  // just before our 500 ms endpointing, so the STT's commit usually decides the turn.
-  endpointingMs: 300,
+  // Deepgram's own default (10 ms) commits inside a breath on phone audio. 200 ms is the turn-end policy's
+  // shortest wait (a finished sentence: 0.4 x the default 500 ms endpointing_ms), so the final, punctuated text
+  // the policy reads arrives when it could first end the turn. The commit is evidence, not the turn's end:
+  // a commit of "... so" or "... aur" is held open (pipeline/turn/end-of-turn.ts).
+  endpointingMs: 200,
   utteranceEndMs: 1_000,
   smartFormat: true,
   // The reference asks for KeepAlive every 3-5 s (a socket idle 10 s is closed). Checked at this period, the
