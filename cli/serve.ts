@@ -223,6 +223,7 @@ export async function startPlatform(
           return workspace?.mode === 'sandbox' ? sandbox : twilio;
         },
         reportError: (err) => logger.error({ err }, 'dialer failed'),
+        ...(options.clock ? { clock: options.clock } : {}),
       });
       await dialer.start();
       closers.push(() => dialer.stop());

@@ -73,6 +73,9 @@ export class CallRecovery {
   private async sweepLocked(): Promise<CallRecord[]> {
     const { store, lifecycle, slots } = this.options;
     const live = await store.calls.liveOlderThan(0);
+    // Right after the coordinator lost its state (a Redis restart without persistence), slots are missing
+    // because nobody has re-asserted them yet, not because their nodes stopped.
+    const slotsTell = live.length > 0 && (await slots.reassertedBy(this.clock.now()));
     const holders = new Map<string, Set<string>>();
     const ended: CallRecord[] = [];
     for (const call of live) {
@@ -81,7 +84,7 @@ export class CallRecovery {
         held = await slots.holders(call.workspaceId);
         holders.set(call.workspaceId, held);
       }
-      const judgedBySlot = this.clock.now() - (call.dialingAt ?? call.createdAt) > SLOT_GRACE_MS;
+      const judgedBySlot = slotsTell && this.clock.now() - (call.dialingAt ?? call.createdAt) > SLOT_GRACE_MS;
       const result =
         judgedBySlot && !held.has(call.id)
           ? await lifecycle.settle(call.workspaceId, call.id, 'pipeline_error', {
@@ -104,7 +107,7 @@ export class CallRecovery {
     const now = this.clock.now();
     if (call.channel === 'web') {
       if (now <= webJoinDeadline(call, this.webJoinWindowMs)) {
-        await slots.renew(call.workspaceId, call.id);
+        await slots.keep(call.workspaceId, call.id);
         return undefined;
       }
       return lifecycle.settle(call.workspaceId, call.id, 'ring_timeout', {

@@ -185,6 +185,18 @@ function conformance(name: string, make: MakeCoordinator): void {
         assert.equal(await coord.slots.renew('ws', 'call_never', 1_000), false);
       });
 
+      test('hold re-asserts a slot whatever the ceiling, and its lease then runs as any other', async () => {
+        await coord.slots.acquire('ws', 1, 'call_a', 1_000);
+        await coord.slots.hold('ws', 'call_b', 2_000);
+        assert.deepEqual(await coord.slots.holders('ws'), ['call_a', 'call_b']);
+        assert.equal(await coord.slots.acquire('ws', 2, 'call_c', 1_000), false, 'held slots count');
+        await coord.slots.hold('ws', 'call_a', 3_000);
+        clock.advance(2_000);
+        assert.deepEqual(await coord.slots.holders('ws'), ['call_a']);
+        assert.equal(await coord.slots.renew('ws', 'call_a', 1_000), true);
+        await assert.rejects(coord.slots.hold('ws', 'call_a', 0), RangeError);
+      });
+
       test('refuses a negative ceiling or an empty lease', async () => {
         await assert.rejects(coord.slots.acquire('ws', -1, 'call_a', 1_000), RangeError);
         await assert.rejects(coord.slots.acquire('ws', 1, 'call_a', 0), RangeError);
@@ -364,10 +376,11 @@ describe('RedisCoordinator', { skip: url ? false : 'REDIS_URL is not set' }, () 
     let clock: ManualClock;
     let one: Coordinator;
     let two: Coordinator;
+    let keyPrefix: string;
 
     beforeEach(() => {
       clock = new ManualClock();
-      const keyPrefix = nextPrefix();
+      keyPrefix = nextPrefix();
       one = new RedisCoordinator({ url: redis, clock, keyPrefix });
       two = new RedisCoordinator({ url: redis, clock, keyPrefix });
     });
@@ -408,6 +421,24 @@ describe('RedisCoordinator', { skip: url ? false : 'REDIS_URL is not set' }, () 
       await atOne.until(1);
       assert.deepEqual(atTwo.messages, ['hangup']);
       assert.deepEqual(atOne.messages, ['hangup']);
+    });
+
+    it('agree when their state began, and a loss of the keys begins it again', {
+      timeout: CASE_TIMEOUT_MS,
+    }, async () => {
+      const began = await one.stateSince();
+      assert.equal(began, clock.now());
+      clock.advance(5_000);
+      assert.equal(await two.stateSince(), began, 'the state is as old as its first look');
+      const admin = new Redis(redis);
+      try {
+        // What a restart without persistence or a flush does to this deployment's keys.
+        const keys = await admin.keys(`${keyPrefix}:*`);
+        if (keys.length > 0) await admin.del(...keys);
+      } finally {
+        await admin.quit();
+      }
+      assert.equal(await two.stateSince(), clock.now());
     });
 
     it('share rate limits and counters', { timeout: CASE_TIMEOUT_MS }, async () => {

@@ -6,9 +6,11 @@ import { ChannelHandlers, type MessageHandler, type ReportError, warnOnError } f
 import {
   acquireSlot,
   extendLock,
+  holdSlot,
   incrementCount,
   releaseLock,
   renewSlot,
+  stateEpoch,
   takeLock,
   takeToken,
 } from './redis-scripts.ts';
@@ -22,6 +24,7 @@ import type { Coordinator, Counters, Lock, RateLimitResult, Slots, Unsubscribe }
  *   {prefix}:count:{key}:{windowMs}:{windowStart}   string: the count of one fixed window
  *   {prefix}:lock:{key}                             hash {owner, deadline}: owner is a random token per lock
  *   {prefix}:chan:{channel}                         pub/sub channel
+ *   {prefix}:state:since                            string: when this data set began (see stateSince)
  */
 export const DEFAULT_KEY_PREFIX = 'voiceagent';
 
@@ -73,6 +76,15 @@ export class RedisCoordinator implements Coordinator {
     this.slots = {
       acquire: (scope, ceiling, holderId, leaseMs) => this.acquireSlot(scope, ceiling, holderId, leaseMs),
       renew: (scope, holderId, leaseMs) => this.renewSlot(scope, holderId, leaseMs),
+      hold: async (scope, holderId, leaseMs) => {
+        requireDurationMs('leaseMs', leaseMs);
+        const now = this.clock.now();
+        await holdSlot.run(
+          this.redis,
+          [this.key('slots', scope)],
+          [now, holderId, now + leaseMs, KEY_GRACE_MS],
+        );
+      },
       release: async (scope, holderId) => {
         await this.redis.zrem(this.key('slots', scope), holderId);
       },
@@ -144,6 +156,10 @@ export class RedisCoordinator implements Coordinator {
     return unsubscribe;
   }
 
+  async stateSince(): Promise<number> {
+    return integer(await stateEpoch.run(this.redis, [this.key('state', 'since')], [this.clock.now()]));
+  }
+
   /** False, never an error, when Redis does not answer within the ping timeout. */
   async ping(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
@@ -198,7 +214,7 @@ export class RedisCoordinator implements Coordinator {
     return this.key('count', `${key}:${windowMs}:${windowStart(now, windowMs)}`);
   }
 
-  private key(kind: 'rate' | 'slots' | 'count' | 'lock' | 'chan', name: string): string {
+  private key(kind: 'rate' | 'slots' | 'count' | 'lock' | 'chan' | 'state', name: string): string {
     return `${this.prefix}:${kind}:${name}`;
   }
 

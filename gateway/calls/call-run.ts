@@ -88,7 +88,12 @@ export class CallRun {
     private readonly recordingFile: string,
   ) {
     this.renewTimer = setInterval(() => {
-      deps.slots.renew(call.workspaceId, call.id).catch(() => {});
+      deps.slots.keep(call.workspaceId, call.id).then(
+        (renewed) => {
+          if (!renewed) ctx.logger.warn('re-asserted the live-call slot the coordinator had lost');
+        },
+        () => {},
+      );
     }, deps.slots.renewEveryMs);
     this.renewTimer.unref();
     void session.finished.then((outcome) => this.settle(outcome));
