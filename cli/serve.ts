@@ -69,6 +69,15 @@ export async function startPlatform(
   const store = await openConfiguredStore(config, options.clock);
   const coord = createCoordinator({
     keyPrefix: config.redisPrefix,
+    reportError: (err, context) => logger.error({ err, context }, 'coordinator error'),
+    reportConnection: (change) => {
+      if (change.state === 'lost')
+        logger.error(
+          { err: change.error },
+          'lost the connection to Redis: live calls go on; dialing, slot renewals and event fan-out wait for it',
+        );
+      else logger.warn({ down_ms: change.downMs }, 'connection to Redis restored');
+    },
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });

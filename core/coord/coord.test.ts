@@ -5,11 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { after, afterEach, beforeEach, describe, it } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
+import { RedisServer, redisServerAvailable } from '../../test/support/redis-server.ts';
 import { redisUrl, uniqueName } from '../../test/support/services.ts';
 import { ManualClock } from '../clock.ts';
 import {
+  type ConnectionChange,
   type Coordinator,
   createCoordinator,
   MemoryCoordinator,
@@ -539,3 +541,47 @@ async function closedPort(): Promise<number> {
   assert.ok(address && typeof address === 'object');
   return address.port;
 }
+
+describe('RedisCoordinator through a Redis restart', {
+  skip: !redisServerAvailable() && 'redis-server is not installed',
+}, () => {
+  let server: RedisServer;
+  before(async () => {
+    server = await RedisServer.start();
+  });
+  after(() => server?.stop());
+
+  it('reports the outage once when the connections drop and once when they are back, with how long it lasted', {
+    timeout: 30_000,
+  }, async () => {
+    const changes: ConnectionChange[] = [];
+    const coord = new RedisCoordinator({
+      url: server.url,
+      keyPrefix: nextPrefix(),
+      reportConnection: (change) => changes.push(change),
+    });
+    try {
+      const box = inbox();
+      await coord.subscribe('news', box.handler);
+      assert.equal(await coord.slots.acquire('ws', 1, 'call_a', 60_000), true);
+      await server.restart(700);
+      const deadline = Date.now() + 20_000;
+      while (!changes.some((change) => change.state === 'restored')) {
+        if (Date.now() > deadline) assert.fail(`no recovery reported: ${JSON.stringify(changes)}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.deepEqual(
+        changes.map((change) => change.state),
+        ['lost', 'restored'],
+      );
+      const restored = changes[1];
+      assert.ok(restored?.state === 'restored' && restored.downMs >= 700, JSON.stringify(restored));
+      assert.deepEqual(await coord.slots.holders('ws'), [], 'the restart lost every key');
+      await coord.publish('news', 'after the restart');
+      await box.until(1);
+      assert.deepEqual(box.messages, ['after the restart'], 'subscriptions come back by themselves');
+    } finally {
+      await coord.close();
+    }
+  });
+});
