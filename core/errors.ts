@@ -45,6 +45,10 @@ export const ERROR_CATALOGUE = {
   campaigns_unavailable: { status: 503, description: 'Campaigns are not enabled for the workspace.' },
   fleet_offline: { status: 503, description: 'Speech capacity is offline; see Retry-After.' },
   telephony_unavailable: { status: 503, description: 'Phone numbers are unavailable on this host.' },
+  service_unavailable: {
+    status: 503,
+    description: 'The database is briefly unreachable; live calls go on. Retry after Retry-After.',
+  },
 } as const satisfies Record<string, { status: number; description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
