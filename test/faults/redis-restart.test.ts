@@ -77,8 +77,6 @@ describe('a Redis restart that loses its state, mid-call (separate processes, po
   });
 
   after(async () => {
-    if (process.env.SHOW_NODE_LOGS)
-      for (const node of topology?.nodes ?? []) console.error(node.name, node.output.join(''));
     await topology?.close();
     await redis?.stop();
     if (noSpeechToText) rmSync(noSpeechToText, { recursive: true, force: true });
