@@ -5,6 +5,7 @@ import type { CallRecord, Store } from '../store/types.ts';
 import { sendCallCommand } from './control.ts';
 import type { CallLifecycle, Settlement } from './lifecycle.ts';
 import type { LiveCallSlots } from './live-slots.ts';
+import { isTerminal } from './state-machine.ts';
 
 /**
  * Ringing longer than this without media or a word from the carrier ends the call `no_answer` (the interface:
@@ -107,7 +108,11 @@ export class CallRecovery {
     const now = this.clock.now();
     if (call.channel === 'web') {
       if (now <= webJoinDeadline(call, this.webJoinWindowMs)) {
-        await slots.keep(call.workspaceId, call.id);
+        if (!(await slots.keep(call.workspaceId, call.id))) {
+          // Re-asserted: unless the call ended (and freed its slot) since it was read.
+          const current = await this.options.store.calls.get(call.workspaceId, call.id);
+          if (!current || isTerminal(current.status)) await slots.release(call.workspaceId, call.id);
+        }
         return undefined;
       }
       return lifecycle.settle(call.workspaceId, call.id, 'ring_timeout', {
