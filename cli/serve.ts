@@ -79,6 +79,15 @@ export async function startPlatform(
   const store = await openConfiguredStore(config, options.clock);
   const coord = createCoordinator({
     keyPrefix: config.redisPrefix,
+    reportError: (err, context) => logger.error({ err, context }, 'coordinator error'),
+    reportConnection: (change) => {
+      if (change.state === 'lost')
+        logger.error(
+          { err: change.error },
+          'lost the connection to Redis: live calls go on; dialing, slot renewals and event fan-out wait for it',
+        );
+      else logger.warn({ down_ms: change.downMs }, 'connection to Redis restored');
+    },
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
   });
@@ -271,6 +280,7 @@ export async function startPlatform(
               ? 'Twilio is configured but needs PUBLIC_API_URL and a wss:// PUBLIC_GATEWAY_URL'
               : 'production calls need a carrier account: set TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM_NUMBER, PUBLIC_API_URL and PUBLIC_GATEWAY_URL',
         reportError: (err) => logger.error({ err }, 'dialer failed'),
+        ...(options.clock ? { clock: options.clock } : {}),
       });
       await dialer.start();
       closers.push(() => dialer.stop());

@@ -8,7 +8,11 @@ export const API_VERSION = '2026-10-15.analysis-templates';
 type JsonSchema = Record<string, unknown>;
 
 /** Codes any route can answer (the HTTP layer's limits), any authenticated route, and any route with input. */
-const EVERY_ROUTE_ERRORS: readonly ErrorCode[] = ['request_timeout', 'headers_too_large', 'unavailable'];
+const EVERY_ROUTE_ERRORS: readonly ErrorCode[] = [
+  'request_timeout',
+  'headers_too_large',
+  'service_unavailable',
+];
 const AUTHENTICATED_ERRORS: readonly ErrorCode[] = ['unauthorized', 'forbidden', 'rate_limited', 'internal'];
 const INPUT_ERRORS: readonly ErrorCode[] = ['invalid_request'];
 const BODY_ERRORS: readonly ErrorCode[] = ['invalid_request', 'body_too_large'];

@@ -1,7 +1,7 @@
 /**
  * The error catalogue of the interface: every code the API can answer, with its HTTP status.
  * The OpenAPI document lists exactly these; a test checks that. Besides the interface's own codes, the HTTP
- * layer's limits (`request_timeout`, `body_too_large`, `headers_too_large`, `unavailable`) have codes of their
+ * layer's limits (`request_timeout`, `body_too_large`, `headers_too_large`, `service_unavailable`) have codes of their
  * own: `error.code` is an open enum, and each code keeps one status.
  */
 export const ERROR_CATALOGUE = {
@@ -56,10 +56,10 @@ export const ERROR_CATALOGUE = {
   campaigns_unavailable: { status: 503, description: 'Campaigns are not enabled for the workspace.' },
   fleet_offline: { status: 503, description: 'Speech capacity is offline; see Retry-After.' },
   telephony_unavailable: { status: 503, description: 'Phone numbers are unavailable on this host.' },
-  unavailable: {
+  service_unavailable: {
     status: 503,
     description:
-      'This server is shutting down, or found no answer in time; retry with backoff (see Retry-After).',
+      'Briefly unable to answer: the database is unreachable, the answer took too long, or this server is shutting down. Live calls go on; retry with backoff (see Retry-After).',
   },
 } as const satisfies Record<string, { status: number; description: string }>;
 

@@ -17,7 +17,7 @@ export function registerAnswerDeadline(app: FastifyInstance, answerTimeoutMs: nu
       sendApiError(
         reply,
         new ApiError(
-          'unavailable',
+          'service_unavailable',
           `no answer within ${answerTimeoutMs} ms; retry with backoff (POST /v2/calls with the same Idempotency-Key)`,
           { retryAfterSecs: 1 },
         ),

@@ -1,5 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError, isApiError } from '../../core/errors.ts';
+import { isStoreUnavailable } from '../../core/store/unavailable.ts';
+
+/** How long a client waits before retrying while the database is away: outages this answers last seconds. */
+const STORE_RETRY_AFTER_SECS = 2;
 
 /** Fastify's own failures (parsing, limits) in the words of the interface. */
 function translateFastifyError(error: FastifyError, bodyLimitBytes: number): ApiError | undefined {
@@ -45,6 +49,15 @@ export function registerErrorHandling(app: FastifyInstance, options: { bodyLimit
     if (isApiError(rawError)) return sendApiError(reply, rawError);
     const translated = translateFastifyError(rawError, options.bodyLimitBytes);
     if (translated) return sendApiError(reply, translated);
+    if (isStoreUnavailable(rawError)) {
+      request.log.warn({ err: rawError, route: request.routeOptions.url }, 'database unreachable');
+      return sendApiError(
+        reply,
+        new ApiError('service_unavailable', 'the database is briefly unreachable; retry after a moment', {
+          retryAfterSecs: STORE_RETRY_AFTER_SECS,
+        }),
+      );
+    }
     request.log.error({ err: rawError, route: request.routeOptions.url }, 'request failed');
     return sendApiError(reply, new ApiError('internal', 'internal error; retry with backoff'));
   });
@@ -65,7 +78,7 @@ function refuseRequestsWhileClosing(app: FastifyInstance): void {
     reply.header('connection', 'close');
     return sendApiError(
       reply,
-      new ApiError('unavailable', 'this server is shutting down; retry', { retryAfterSecs: 1 }),
+      new ApiError('service_unavailable', 'this server is shutting down; retry', { retryAfterSecs: 1 }),
     );
   });
 }

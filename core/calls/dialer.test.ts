@@ -140,6 +140,7 @@ for (const coordTarget of coordinatorTargetList) {
           ...(options.whyNoCarrier ? { whyNoCarrier: options.whyNoCarrier } : {}),
           pollMs: NEVER_POLL_MS,
           reportError: (error) => errors.push(error),
+          clock,
         });
         const start = async () => {
           await dialer.start();
@@ -191,6 +192,30 @@ for (const coordTarget of coordinatorTargetList) {
         assert.equal(await statusOf(last), 'queued');
         assert.equal(await store.calls.countLive(ws.workspaceId), 3);
         assert.deepEqual(a.errors, []);
+      });
+
+      it('after the coordinator lost its state, gives the live calls their slots back before dialling more', {
+        timeout: CASE_TIMEOUT_MS,
+        skip: !coordTarget.loseState && 'the in-process coordinator loses its state only with its holders',
+      }, async () => {
+        const ws = await fundedWorkspace(store, START_PAISE);
+        const calls = await admit(ws, 5);
+        const a = node(0, { ceiling: 3 });
+        assert.equal(await a.dialer.pass(), 3);
+
+        await coordTarget.loseState?.();
+        assert.deepEqual(await holdersOf(a.slots, ws.workspaceId), []);
+        const b = node(1, { ceiling: 3 });
+        assert.equal(await b.dialer.pass(), 0, 'the three live calls still fill the ceiling');
+        assert.deepEqual(await holdersOf(b.slots, ws.workspaceId), idsOf(calls.slice(0, 3)).sort());
+        assert.equal(await a.dialer.pass(), 0);
+        assert.equal(await store.calls.countLive(ws.workspaceId), 3);
+
+        const [first] = calls as [CallRecord];
+        await settleRingOutcomes(b.lifecycle)({ workspaceId: ws.workspaceId, callId: first.id }, 'busy');
+        assert.equal(await a.dialer.pass(), 1, 'and the queue moves on as a live call ends');
+        assert.equal(await store.calls.countLive(ws.workspaceId), 3);
+        assert.deepEqual([...a.errors, ...b.errors], []);
       });
 
       test('gives every workspace a ceiling of its own', async () => {

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../clock.ts';
 import type { Coordinator, Unsubscribe } from '../coord/types.ts';
 import type { CallRecord, Store } from '../store/types.ts';
 import type { Carrier, RingOutcome, RingOutcomeSink } from './carrier.ts';
@@ -27,6 +28,7 @@ export interface DialerOptions {
   carriers: readonly Carrier[];
   pollMs?: number;
   reportError?: (error: unknown) => void;
+  clock?: Clock;
 }
 
 const RING_TRIGGERS: Record<RingOutcome, EndTrigger> = {
@@ -59,9 +61,13 @@ export class Dialer {
   private unsubscribers: Unsubscribe[] = [];
   private wakeSleeper: (() => void) | undefined;
   private woken = false;
+  /** The coordinator state (by when it began) whose slots this dialer rebuilt from the store. */
+  private rebuiltState: number | undefined;
+  private readonly clock: Clock;
 
   constructor(private readonly options: DialerOptions) {
     this.pollMs = options.pollMs ?? POLL_MS;
+    this.clock = options.clock ?? systemClock;
     this.reportError = options.reportError ?? (() => {});
   }
 
@@ -97,6 +103,7 @@ export class Dialer {
    */
   async pass(): Promise<number> {
     let dialled = 0;
+    await this.rebuildLostSlots();
     for (const workspaceId of await this.options.store.calls.workspacesWithQueued()) {
       if (!this.running && this.loop) break;
       try {
@@ -106,6 +113,26 @@ export class Dialer {
       }
     }
     return dialled;
+  }
+
+  /**
+   * After the coordinator lost its state (a Redis restart without persistence, a flush, a failover), its slots
+   * undercount the live calls until their nodes re-assert them, and dialing into that gap would overfill the
+   * workspaces' ceilings. So once per new state, while it is younger than a lease, the store's live calls get
+   * their slots back first. A call whose node is really gone holds its slot for one lease more, then recovery
+   * ends it as ever.
+   */
+  private async rebuildLostSlots(): Promise<void> {
+    const { coord, slots, store } = this.options;
+    const since = await coord.stateSince();
+    if (since === this.rebuiltState || (await slots.reassertedBy(this.clock.now()))) return;
+    for (const call of await store.calls.liveOlderThan(0)) {
+      await slots.hold(call.workspaceId, call.id);
+      // It may have ended (and freed its slot) between the read and the hold.
+      const current = await store.calls.get(call.workspaceId, call.id);
+      if (!current || isTerminal(current.status)) await slots.release(call.workspaceId, call.id);
+    }
+    this.rebuiltState = since;
   }
 
   private async run(): Promise<void> {

@@ -24,6 +24,8 @@ const CASE_TIMEOUT_MS = 30_000;
 const START_PAISE = 1_000_000;
 /** Recovery judges a call by its slot only after this long live (recovery.ts). */
 const SLOT_GRACE_MS = 10_000;
+/** Room for clocks on top of a lease before a young coordinator state's missing slots count (live-slots.ts). */
+const CLOCK_MARGIN_MS = 10_000;
 const SHORT_LEASE_MS = 200;
 /** The lease of a holder that keeps renewing (a gateway running media, a dialer's ringing call). */
 const KEPT_LEASE_MS = 60 * 60_000;
@@ -58,6 +60,9 @@ for (const coordTarget of coordinatorTargetList) {
       });
       beforeEach(async () => {
         coords = coordTarget.open(clock);
+        // A running deployment's coordinator state has been there for longer than a lease.
+        await coords[0].stateSince();
+        clock.advance(SHORT_LEASE_MS + CLOCK_MARGIN_MS + 1);
         commands = [];
         unsubscribe = await onCallCommand(coords[1], (command) => commands.push(command));
       });
@@ -178,6 +183,36 @@ for (const coordTarget of coordinatorTargetList) {
           expected.map((call) => [call.id, 'test-carrier', `cc-${call.id}`]).sort(),
           'the carrier is told to stop each call recovery ended',
         );
+      });
+
+      it('after the coordinator lost its state, ends only the calls whose node did not re-assert their slot within a lease', {
+        timeout: CASE_TIMEOUT_MS,
+        skip: !coordTarget.loseState && 'the in-process coordinator loses its state only with its holders',
+      }, async () => {
+        const ws = await fundedWorkspace(store, START_PAISE);
+        const talking = await liveCall(ws, 'in_progress', SHORT_LEASE_MS);
+        const orphaned = await liveCall(ws, 'in_progress', SHORT_LEASE_MS);
+        await coordTarget.loseState?.();
+        const { slots, recovery } = node(0);
+        clock.advance(SLOT_GRACE_MS + 1);
+        assert.deepEqual([...(await slots.holders(ws.workspaceId))], []);
+        assert.deepEqual(await recovery.sweep(), [], 'no slot is evidence yet: nobody had time to re-assert');
+
+        assert.equal(
+          await slots.keep(ws.workspaceId, talking.id),
+          false,
+          'its gateway re-asserts the lost slot',
+        );
+        clock.advance(SHORT_LEASE_MS / 2);
+        assert.equal(await slots.keep(ws.workspaceId, talking.id), true, 'and renews it as ever');
+        clock.advance(SHORT_LEASE_MS / 2 + CLOCK_MARGIN_MS - 100);
+        assert.equal(await slots.keep(ws.workspaceId, talking.id), false);
+        assert.deepEqual(await recovery.sweep(), [], 'within a lease and the clock margin of the loss');
+        clock.advance(101);
+        assert.equal(await slots.keep(ws.workspaceId, talking.id), true);
+        assert.deepEqual(idsOf(await recovery.sweep()), [orphaned.id]);
+        assert.equal((await callNow(talking))?.status, 'in_progress');
+        assert.equal((await callNow(orphaned))?.status, 'failed');
       });
 
       test('ends a call ringing past the deadline no_answer while its slot is still held', async () => {

@@ -5,6 +5,7 @@ import type { CallRecord, Store } from '../store/types.ts';
 import { sendCallCommand } from './control.ts';
 import type { CallLifecycle, Settlement } from './lifecycle.ts';
 import type { LiveCallSlots } from './live-slots.ts';
+import { isTerminal } from './state-machine.ts';
 
 /**
  * Ringing longer than this without media or a word from the carrier ends the call `no_answer` (the interface:
@@ -73,6 +74,9 @@ export class CallRecovery {
   private async sweepLocked(): Promise<CallRecord[]> {
     const { store, lifecycle, slots } = this.options;
     const live = await store.calls.liveOlderThan(0);
+    // Right after the coordinator lost its state (a Redis restart without persistence), slots are missing
+    // because nobody has re-asserted them yet, not because their nodes stopped.
+    const slotsTell = live.length > 0 && (await slots.reassertedBy(this.clock.now()));
     const holders = new Map<string, Set<string>>();
     const ended: CallRecord[] = [];
     for (const call of live) {
@@ -81,7 +85,7 @@ export class CallRecovery {
         held = await slots.holders(call.workspaceId);
         holders.set(call.workspaceId, held);
       }
-      const judgedBySlot = this.clock.now() - (call.dialingAt ?? call.createdAt) > SLOT_GRACE_MS;
+      const judgedBySlot = slotsTell && this.clock.now() - (call.dialingAt ?? call.createdAt) > SLOT_GRACE_MS;
       const result =
         judgedBySlot && !held.has(call.id)
           ? await lifecycle.settle(call.workspaceId, call.id, 'pipeline_error', {
@@ -104,7 +108,11 @@ export class CallRecovery {
     const now = this.clock.now();
     if (call.channel === 'web') {
       if (now <= webJoinDeadline(call, this.webJoinWindowMs)) {
-        await slots.renew(call.workspaceId, call.id);
+        if (!(await slots.keep(call.workspaceId, call.id))) {
+          // Re-asserted: unless the call ended (and freed its slot) since it was read.
+          const current = await this.options.store.calls.get(call.workspaceId, call.id);
+          if (!current || isTerminal(current.status)) await slots.release(call.workspaceId, call.id);
+        }
         return undefined;
       }
       return lifecycle.settle(call.workspaceId, call.id, 'ring_timeout', {

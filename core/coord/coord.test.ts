@@ -5,11 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { after, afterEach, beforeEach, describe, it } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
+import { RedisServer, redisServerAvailable } from '../../test/support/redis-server.ts';
 import { redisUrl, uniqueName } from '../../test/support/services.ts';
 import { ManualClock } from '../clock.ts';
 import {
+  type ConnectionChange,
   type Coordinator,
   createCoordinator,
   MemoryCoordinator,
@@ -183,6 +185,18 @@ function conformance(name: string, make: MakeCoordinator): void {
         assert.equal(await coord.slots.renew('ws', 'call_a', 1_000), false);
         assert.deepEqual(await coord.slots.holders('ws'), []);
         assert.equal(await coord.slots.renew('ws', 'call_never', 1_000), false);
+      });
+
+      test('hold re-asserts a slot whatever the ceiling, and its lease then runs as any other', async () => {
+        await coord.slots.acquire('ws', 1, 'call_a', 1_000);
+        await coord.slots.hold('ws', 'call_b', 2_000);
+        assert.deepEqual(await coord.slots.holders('ws'), ['call_a', 'call_b']);
+        assert.equal(await coord.slots.acquire('ws', 2, 'call_c', 1_000), false, 'held slots count');
+        await coord.slots.hold('ws', 'call_a', 3_000);
+        clock.advance(2_000);
+        assert.deepEqual(await coord.slots.holders('ws'), ['call_a']);
+        assert.equal(await coord.slots.renew('ws', 'call_a', 1_000), true);
+        await assert.rejects(coord.slots.hold('ws', 'call_a', 0), RangeError);
       });
 
       test('refuses a negative ceiling or an empty lease', async () => {
@@ -364,10 +378,11 @@ describe('RedisCoordinator', { skip: url ? false : 'REDIS_URL is not set' }, () 
     let clock: ManualClock;
     let one: Coordinator;
     let two: Coordinator;
+    let keyPrefix: string;
 
     beforeEach(() => {
       clock = new ManualClock();
-      const keyPrefix = nextPrefix();
+      keyPrefix = nextPrefix();
       one = new RedisCoordinator({ url: redis, clock, keyPrefix });
       two = new RedisCoordinator({ url: redis, clock, keyPrefix });
     });
@@ -408,6 +423,24 @@ describe('RedisCoordinator', { skip: url ? false : 'REDIS_URL is not set' }, () 
       await atOne.until(1);
       assert.deepEqual(atTwo.messages, ['hangup']);
       assert.deepEqual(atOne.messages, ['hangup']);
+    });
+
+    it('agree when their state began, and a loss of the keys begins it again', {
+      timeout: CASE_TIMEOUT_MS,
+    }, async () => {
+      const began = await one.stateSince();
+      assert.equal(began, clock.now());
+      clock.advance(5_000);
+      assert.equal(await two.stateSince(), began, 'the state is as old as its first look');
+      const admin = new Redis(redis);
+      try {
+        // What a restart without persistence or a flush does to this deployment's keys.
+        const keys = await admin.keys(`${keyPrefix}:*`);
+        if (keys.length > 0) await admin.del(...keys);
+      } finally {
+        await admin.quit();
+      }
+      assert.equal(await two.stateSince(), clock.now());
     });
 
     it('share rate limits and counters', { timeout: CASE_TIMEOUT_MS }, async () => {
@@ -508,3 +541,47 @@ async function closedPort(): Promise<number> {
   assert.ok(address && typeof address === 'object');
   return address.port;
 }
+
+describe('RedisCoordinator through a Redis restart', {
+  skip: !redisServerAvailable() && 'redis-server is not installed',
+}, () => {
+  let server: RedisServer;
+  before(async () => {
+    server = await RedisServer.start();
+  });
+  after(() => server?.stop());
+
+  it('reports the outage once when the connections drop and once when they are back, with how long it lasted', {
+    timeout: 30_000,
+  }, async () => {
+    const changes: ConnectionChange[] = [];
+    const coord = new RedisCoordinator({
+      url: server.url,
+      keyPrefix: nextPrefix(),
+      reportConnection: (change) => changes.push(change),
+    });
+    try {
+      const box = inbox();
+      await coord.subscribe('news', box.handler);
+      assert.equal(await coord.slots.acquire('ws', 1, 'call_a', 60_000), true);
+      await server.restart(700);
+      const deadline = Date.now() + 20_000;
+      while (!changes.some((change) => change.state === 'restored')) {
+        if (Date.now() > deadline) assert.fail(`no recovery reported: ${JSON.stringify(changes)}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.deepEqual(
+        changes.map((change) => change.state),
+        ['lost', 'restored'],
+      );
+      const restored = changes[1];
+      assert.ok(restored?.state === 'restored' && restored.downMs >= 700, JSON.stringify(restored));
+      assert.deepEqual(await coord.slots.holders('ws'), [], 'the restart lost every key');
+      await coord.publish('news', 'after the restart');
+      await box.until(1);
+      assert.deepEqual(box.messages, ['after the restart'], 'subscriptions come back by themselves');
+    } finally {
+      await coord.close();
+    }
+  });
+});

@@ -1,12 +1,18 @@
 import type { Clock } from '../clock.ts';
 import type { ReportError } from './channel-handlers.ts';
 import { MemoryCoordinator } from './memory.ts';
-import { RedisCoordinator } from './redis.ts';
+import { RedisCoordinator, type ReportConnection } from './redis.ts';
 import type { Coordinator } from './types.ts';
 
 export type { MessageHandler, ReportError } from './channel-handlers.ts';
 export { MemoryCoordinator, type MemoryCoordinatorOptions } from './memory.ts';
-export { DEFAULT_KEY_PREFIX, RedisCoordinator, type RedisCoordinatorOptions } from './redis.ts';
+export {
+  type ConnectionChange,
+  DEFAULT_KEY_PREFIX,
+  RedisCoordinator,
+  type RedisCoordinatorOptions,
+  type ReportConnection,
+} from './redis.ts';
 export type { Coordinator, Counters, Lock, RateLimitResult, Slots, Unsubscribe } from './types.ts';
 
 export interface CoordinatorOptions {
@@ -15,12 +21,15 @@ export interface CoordinatorOptions {
   clock?: Clock;
   /** Namespace of Redis keys and channels (ignored in memory). */
   keyPrefix?: string;
-  /** Receives subscribers' handler errors and connection errors; defaults to a process warning. */
+  /** Receives subscribers' handler errors; defaults to a process warning. */
   reportError?: ReportError;
+  /** Hears when the connection to Redis is lost and when it is back (ignored in memory). */
+  reportConnection?: ReportConnection;
 }
 
 export function createCoordinator(options: CoordinatorOptions = {}): Coordinator {
-  const { redisUrl, clock, keyPrefix, reportError } = options;
-  if (redisUrl) return new RedisCoordinator({ url: redisUrl, clock, keyPrefix, reportError });
+  const { redisUrl, clock, keyPrefix, reportError, reportConnection } = options;
+  if (redisUrl)
+    return new RedisCoordinator({ url: redisUrl, clock, keyPrefix, reportError, reportConnection });
   return new MemoryCoordinator({ clock, reportError });
 }

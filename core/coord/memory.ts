@@ -37,6 +37,7 @@ export class MemoryCoordinator implements Coordinator {
       acquire: async (scope, ceiling, holderId, leaseMs) =>
         this.acquireSlot(scope, ceiling, holderId, leaseMs),
       renew: async (scope, holderId, leaseMs) => this.renewSlot(scope, holderId, leaseMs),
+      hold: async (scope, holderId, leaseMs) => this.holdSlot(scope, holderId, leaseMs),
       release: async (scope, holderId) => this.releaseSlot(scope, holderId),
       holders: async (scope) => [...this.liveLeases(scope, this.clock.now()).keys()].sort(),
     };
@@ -90,6 +91,11 @@ export class MemoryCoordinator implements Coordinator {
     };
   }
 
+  /** Its state and every holder of it live in this one process: as old as any holder can be. */
+  async stateSince(): Promise<number> {
+    return Number.NEGATIVE_INFINITY;
+  }
+
   async ping(): Promise<boolean> {
     return !this.closed;
   }
@@ -122,6 +128,14 @@ export class MemoryCoordinator implements Coordinator {
     leases.set(holderId, now + leaseMs);
     this.storeLeases(scope, leases, now);
     return true;
+  }
+
+  private holdSlot(scope: string, holderId: string, leaseMs: number): void {
+    requireDurationMs('leaseMs', leaseMs);
+    const now = this.clock.now();
+    const leases = this.liveLeases(scope, now);
+    leases.set(holderId, now + leaseMs);
+    this.storeLeases(scope, leases, now);
   }
 
   private releaseSlot(scope: string, holderId: string): void {

@@ -102,6 +102,27 @@ ${keepUntilLastLease(4)}
 return 1
 `);
 
+/**
+ * Take or renew a slot whatever the ceiling (a live holder re-asserting it). KEYS[1]: as acquireSlot.
+ * ARGV: now, holderId, deadline, graceMs.
+ */
+export const holdSlot = new LuaScript(`
+${DROP_EXPIRED_LEASES}
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+${keepUntilLastLease(4)}
+return 1
+`);
+
+/**
+ * When the shared state began: the time in KEYS[1], written with ARGV[1] (now) by the first to ask after Redis
+ * came up empty. It has no TTL: only a loss of the data set removes it (or eviction, which only makes the state
+ * look younger, the safe side).
+ */
+export const stateEpoch = new LuaScript(`
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return tonumber(redis.call('GET', KEYS[1]))
+`);
+
 /** Count one in a fixed window. KEYS[1]: the window's counter. ARGV: ttlMs. Returns the count. */
 export const incrementCount = new LuaScript(`
 local count = redis.call('INCR', KEYS[1])

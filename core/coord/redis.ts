@@ -6,9 +6,11 @@ import { ChannelHandlers, type MessageHandler, type ReportError, warnOnError } f
 import {
   acquireSlot,
   extendLock,
+  holdSlot,
   incrementCount,
   releaseLock,
   renewSlot,
+  stateEpoch,
   takeLock,
   takeToken,
 } from './redis-scripts.ts';
@@ -22,6 +24,7 @@ import type { Coordinator, Counters, Lock, RateLimitResult, Slots, Unsubscribe }
  *   {prefix}:count:{key}:{windowMs}:{windowStart}   string: the count of one fixed window
  *   {prefix}:lock:{key}                             hash {owner, deadline}: owner is a random token per lock
  *   {prefix}:chan:{channel}                         pub/sub channel
+ *   {prefix}:state:since                            string: when this data set began (see stateSince)
  */
 export const DEFAULT_KEY_PREFIX = 'voiceagent';
 
@@ -35,13 +38,28 @@ const KEY_GRACE_MS = 60_000;
 /** Redis answers PING in well under a millisecond; a second of silence means down or unreachable. */
 const PING_TIMEOUT_MS = 1_000;
 
+/** A change of the coordinator's connections to Redis: reported once per outage, and once when it ends. */
+export type ConnectionChange = { state: 'lost'; error?: unknown } | { state: 'restored'; downMs: number };
+export type ReportConnection = (change: ConnectionChange) => void;
+
+/** Without a logger: one process warning per outage and one on recovery. */
+export const warnOnConnectionChange: ReportConnection = (change) => {
+  const message =
+    change.state === 'lost'
+      ? `coordinator: lost the connection to Redis${change.error instanceof Error ? `: ${change.error.message}` : ''}`
+      : `coordinator: connection to Redis restored after ${change.downMs} ms`;
+  process.emitWarning(message, { type: 'CoordinatorWarning' });
+};
+
 export interface RedisCoordinatorOptions {
   url: string;
   clock?: Clock;
   /** Namespace of every key and channel, so deployments (and test runs) can share one Redis. */
   keyPrefix?: string;
-  /** Receives subscribers' handler errors and connection errors; defaults to a process warning. */
+  /** Receives subscribers' handler errors; defaults to a process warning. */
   reportError?: ReportError;
+  /** Hears when the connection to Redis is lost and when it is back; defaults to process warnings. */
+  reportConnection?: ReportConnection;
   pingTimeoutMs?: number;
 }
 
@@ -61,18 +79,32 @@ export class RedisCoordinator implements Coordinator {
   /** The SUBSCRIBE reply of each channel with handlers, awaited by every subscribe to that channel. */
   private readonly subscribed = new Map<string, Promise<unknown>>();
   private closed = false;
+  private readonly reportConnection: ReportConnection;
+  /** Connections (by role) that are down; the outage lasts until every one is ready again. */
+  private readonly down = new Set<string>();
+  private downSince: number | undefined;
 
   constructor(options: RedisCoordinatorOptions) {
     this.clock = options.clock ?? systemClock;
     this.prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     this.reportError = options.reportError ?? warnOnError;
     this.pingTimeoutMs = options.pingTimeoutMs ?? PING_TIMEOUT_MS;
+    this.reportConnection = options.reportConnection ?? warnOnConnectionChange;
     this.handlers = new ChannelHandlers(this.reportError);
     this.redis = new Redis(options.url, { connectionName: this.connectionName('coord') });
-    this.redis.on('error', (error: unknown) => this.reportError(error, 'redis connection'));
+    this.watchConnection(this.redis, 'coord');
     this.slots = {
       acquire: (scope, ceiling, holderId, leaseMs) => this.acquireSlot(scope, ceiling, holderId, leaseMs),
       renew: (scope, holderId, leaseMs) => this.renewSlot(scope, holderId, leaseMs),
+      hold: async (scope, holderId, leaseMs) => {
+        requireDurationMs('leaseMs', leaseMs);
+        const now = this.clock.now();
+        await holdSlot.run(
+          this.redis,
+          [this.key('slots', scope)],
+          [now, holderId, now + leaseMs, KEY_GRACE_MS],
+        );
+      },
       release: async (scope, holderId) => {
         await this.redis.zrem(this.key('slots', scope), holderId);
       },
@@ -144,6 +176,10 @@ export class RedisCoordinator implements Coordinator {
     return unsubscribe;
   }
 
+  async stateSince(): Promise<number> {
+    return integer(await stateEpoch.run(this.redis, [this.key('state', 'since')], [this.clock.now()]));
+  }
+
   /** False, never an error, when Redis does not answer within the ping timeout. */
   async ping(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
@@ -198,8 +234,30 @@ export class RedisCoordinator implements Coordinator {
     return this.key('count', `${key}:${windowMs}:${windowStart(now, windowMs)}`);
   }
 
-  private key(kind: 'rate' | 'slots' | 'count' | 'lock' | 'chan', name: string): string {
+  private key(kind: 'rate' | 'slots' | 'count' | 'lock' | 'chan' | 'state', name: string): string {
     return `${this.prefix}:${kind}:${name}`;
+  }
+
+  /**
+   * Reports an outage once, however many connections drop and however often the client retries, and its end
+   * once every dropped connection is ready again (the client reconnects and resubscribes by itself).
+   */
+  private watchConnection(client: Redis, role: string): void {
+    const lost = (error?: unknown) => {
+      if (this.closed) return;
+      this.down.add(role);
+      if (this.downSince !== undefined) return;
+      this.downSince = Date.now();
+      this.reportConnection(error === undefined ? { state: 'lost' } : { state: 'lost', error });
+    };
+    client.on('error', (error: unknown) => lost(error));
+    client.on('close', () => lost());
+    client.on('ready', () => {
+      if (!this.down.delete(role) || this.down.size > 0 || this.downSince === undefined) return;
+      const downMs = Date.now() - this.downSince;
+      this.downSince = undefined;
+      this.reportConnection({ state: 'restored', downMs });
+    });
   }
 
   /** Names a connection so `CLIENT LIST` shows whose it is; CLIENT SETNAME refuses spaces. */
@@ -210,7 +268,7 @@ export class RedisCoordinator implements Coordinator {
   private subscriberConnection(): Redis {
     if (!this.subscriber) {
       const subscriber = this.redis.duplicate({ connectionName: this.connectionName('coord-subscriber') });
-      subscriber.on('error', (error: unknown) => this.reportError(error, 'redis subscriber connection'));
+      this.watchConnection(subscriber, 'coord-subscriber');
       subscriber.on('message', (channel: string, message: string) => this.handlers.deliver(channel, message));
       this.subscriber = subscriber;
     }

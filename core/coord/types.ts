@@ -7,6 +7,11 @@ export type RateLimitResult = { allowed: true; remaining: number } | { allowed: 
 export interface Slots {
   /** Take one of `ceiling` slots of `scope` for `holderId` until `leaseMs` from now. Re-acquiring a held slot renews it. */
   acquire(scope: string, ceiling: number, holderId: string, leaseMs: number): Promise<boolean>;
+  /**
+   * Take or renew `holderId`'s slot whatever the ceiling: for a holder that is live by fact and re-asserts a slot
+   * the coordinator lost (a Redis restart without persistence, a flush, a failover to a copy without it).
+   */
+  hold(scope: string, holderId: string, leaseMs: number): Promise<void>;
   /** Extend a held slot's lease; false when the slot is no longer held (expired or released). */
   renew(scope: string, holderId: string, leaseMs: number): Promise<boolean>;
   release(scope: string, holderId: string): Promise<void>;
@@ -39,6 +44,13 @@ export interface Coordinator {
   lock(key: string, ttlMs: number): Promise<Lock | null>;
   publish(channel: string, message: string): Promise<void>;
   subscribe(channel: string, handler: (message: string) => void): Promise<Unsubscribe>;
+  /**
+   * When the coordinator's shared state began (ms, its clock): a Redis restart that lost its keys, a flush or a
+   * failover to a copy without them begins it again. Until a holder has had a lease's time to re-assert its
+   * slots, a missing slot is no evidence that the holder is gone. The memory coordinator's state lives and dies
+   * with the one process that holds every slot in it, so it has been there as long as any holder: -Infinity.
+   */
+  stateSince(): Promise<number>;
   /** Whether the backing service answers (for /healthz). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

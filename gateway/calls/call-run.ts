@@ -82,6 +82,8 @@ export class CallRun {
   private settled: Promise<void> | undefined;
   /** This node ended the call because it is shutting down (settles as `node-shutdown`). */
   private shuttingDown = false;
+  /** Set once the call is settled and its slot is being freed: renewals stop re-asserting it. */
+  private releasing = false;
 
   private constructor(
     private readonly deps: CallRunDeps,
@@ -92,9 +94,7 @@ export class CallRun {
     readonly session: CallSession,
     private readonly recordingFile: string,
   ) {
-    this.renewTimer = setInterval(() => {
-      deps.slots.renew(call.workspaceId, call.id).catch(() => {});
-    }, deps.slots.renewEveryMs);
+    this.renewTimer = setInterval(() => this.keepSlot(), deps.slots.renewEveryMs);
     this.renewTimer.unref();
     void session.finished.then((outcome) => this.settle(outcome));
   }
@@ -180,6 +180,21 @@ export class CallRun {
     return true;
   }
 
+  /** Renews the call's slot, re-asserting it when the coordinator lost it, until settlement frees it. */
+  private keepSlot(): void {
+    const { deps, call, ctx } = this;
+    if (this.releasing) return;
+    deps.slots.keep(call.workspaceId, call.id).then(
+      async (renewed) => {
+        if (renewed) return;
+        // The renewal crossed settlement's release: the slot it put back belongs to no live call.
+        if (this.releasing) await deps.slots.release(call.workspaceId, call.id);
+        else ctx.logger.warn('re-asserted the live-call slot the coordinator had lost');
+      },
+      () => {},
+    );
+  }
+
   private settle(outcome: SessionOutcome): Promise<void> {
     this.settled ??= this.keepAndSettle(outcome).finally(() => clearInterval(this.renewTimer));
     return this.settled;
@@ -216,6 +231,8 @@ export class CallRun {
       this.ctx.logger.error({ err: error }, 'could not settle the call');
       return;
     }
+    this.releasing = true;
+    clearInterval(this.renewTimer);
     await deps.slots.release(workspaceId, id).catch(() => {});
     if (call.channel === 'web' && deps.liveEvents) {
       const final = await deps.store.calls.get(workspaceId, id);

@@ -170,7 +170,7 @@ describe('HTTP limits in the error envelope', () => {
       Object.values(doc.paths[path]?.[method]?.responses ?? {}).flatMap((r) => r['x-error-codes'] ?? []);
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const method of Object.keys(ops)) {
-        for (const code of ['request_timeout', 'headers_too_large', 'unavailable'])
+        for (const code of ['request_timeout', 'headers_too_large', 'service_unavailable'])
           assert.ok(codesOf(path, method).includes(code), `${method} ${path} lists ${code}`);
       }
     }
@@ -201,7 +201,7 @@ describe('a closing server', () => {
       );
       const [first, second] = await connection.responses(2);
       assert.ok(first && first.status < 600, 'the request in flight is answered');
-      assertEnvelope(second, 503, 'unavailable');
+      assertEnvelope(second, 503, 'service_unavailable');
       assert.equal(second?.headers['retry-after'], '1');
     } finally {
       connection.destroy();
@@ -222,7 +222,7 @@ for (const backend of (await backends()).filter((b) => b.databaseUrl)) {
       await locker.query(`lock table "${p.databaseSchema}".agents in access exclusive mode`);
       const slow = await request(p.url, 'GET', '/v2/agents', { key: p.apiKey });
       assert.equal(slow.status, 503, slow.text);
-      assert.equal((slow.body.error as { code: string }).code, 'unavailable');
+      assert.equal((slow.body.error as { code: string }).code, 'service_unavailable');
       assert.match((slow.body.error as { message: string }).message, /within 1000 ms/);
       assert.equal(slow.headers.get('retry-after'), '1');
       await locker.query('rollback');

@@ -12,6 +12,11 @@ export interface CoordinatorPairTarget {
   open(clock: Clock): [Coordinator, Coordinator];
   /** Deletes every key the suite made. */
   cleanup(): Promise<void>;
+  /**
+   * What a Redis restart without persistence (or a flush) does to the pair opened last: every key gone.
+   * Absent for the memory target, whose state cannot be lost while its holders live.
+   */
+  loseState?(): Promise<void>;
 }
 
 /** The memory target always; the Redis target when the run provides Redis. Keys are prefixed by `suite`. */
@@ -30,6 +35,16 @@ export async function coordinatorPairTargets(suite: string): Promise<Coordinator
   if (url) {
     const runPrefix = uniqueName(suite);
     let opened = 0;
+    const deleteKeys = async (pattern: string) => {
+      const admin = new Redis(url);
+      let cursor = '0';
+      do {
+        const [next, keys] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+        if (keys.length > 0) await admin.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+      await admin.quit();
+    };
     targets.push({
       name: 'redis',
       open: (clock) => {
@@ -39,16 +54,8 @@ export async function coordinatorPairTargets(suite: string): Promise<Coordinator
           new RedisCoordinator({ url, clock, keyPrefix }),
         ];
       },
-      cleanup: async () => {
-        const admin = new Redis(url);
-        let cursor = '0';
-        do {
-          const [next, keys] = await admin.scan(cursor, 'MATCH', `${runPrefix}:*`, 'COUNT', 500);
-          if (keys.length > 0) await admin.del(...keys);
-          cursor = next;
-        } while (cursor !== '0');
-        await admin.quit();
-      },
+      cleanup: () => deleteKeys(`${runPrefix}:*`),
+      loseState: () => deleteKeys(`${runPrefix}:${opened}:*`),
     });
   }
   return targets;

@@ -1,0 +1,39 @@
+/**
+ * Whether an error means the database could not be reached (refused, dropped, shutting down), as opposed to a
+ * fault of the query or the code: the former passes by itself and is worth a retry, the latter is not.
+ */
+
+/** Node's socket errors on connecting to or talking with the server. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/** PostgreSQL SQLSTATEs of a server going away: admin/crash shutdown, cannot connect now. */
+const SHUTDOWN_STATES = new Set(['57P01', '57P02', '57P03']);
+
+/** node-postgres's words for a connection that broke under a query or timed out while connecting. */
+const BROKEN_CONNECTION = /^Connection terminated|^timeout exceeded when trying to connect/;
+
+export function isStoreUnavailable(error: unknown, depth = 0): boolean {
+  if (depth > 5 || typeof error !== 'object' || error === null) return false;
+  const { code, message, cause, errors } = error as {
+    code?: unknown;
+    message?: unknown;
+    cause?: unknown;
+    errors?: unknown;
+  };
+  if (typeof code === 'string') {
+    // SQLSTATE class 08: connection exception.
+    if (NETWORK_CODES.has(code) || SHUTDOWN_STATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+  }
+  if (typeof message === 'string' && BROKEN_CONNECTION.test(message)) return true;
+  if (Array.isArray(errors) && errors.some((inner) => isStoreUnavailable(inner, depth + 1))) return true;
+  return isStoreUnavailable(cause, depth + 1);
+}

@@ -1,0 +1,132 @@
+/**
+ * Faults the platform survives: a Redis restart that loses every key (`--save "" --appendonly no`, as the
+ * project's docker-compose.yml runs it) in the middle of live calls. The deployment is the scaled-out one (api,
+ * two gateways, worker on PostgreSQL) on a redis-server of this suite's own, which it stops and starts again on
+ * the same port; the shared Redis is never touched. Healthy calls must talk on and complete, the workspace's
+ * live-call ceiling must hold afterwards, and nothing may stay held.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LiveCallSlots } from '../../core/calls/live-slots.ts';
+import { RedisCoordinator } from '../../core/coord/redis.ts';
+import { provisionWorkspace } from '../../core/workspaces/provision.ts';
+import { client } from '../support/platform.ts';
+import { RedisServer, redisServerAvailable } from '../support/redis-server.ts';
+import { postgresUrl, uniqueName } from '../support/services.ts';
+import { startTopology, type Topology } from '../support/topology.ts';
+
+interface CallBody {
+  id: string;
+  status: string;
+  ended_reason: string | null;
+}
+
+const TERMINAL = new Set(['completed', 'voicemail', 'no_answer', 'busy', 'failed', 'timeout', 'aborted']);
+const databaseUrl = await postgresUrl();
+
+describe('a Redis restart that loses its state, mid-call (separate processes, postgres)', {
+  skip:
+    (!databaseUrl && 'DATABASE_URL is not set') ||
+    (!redisServerAvailable() && 'redis-server is not installed'),
+}, () => {
+  let redis: RedisServer;
+  let topology: Topology;
+  let api: ReturnType<typeof client>;
+  let agentId: string;
+  let workspaceId: string;
+  let noSpeechToText: string;
+  const prefix = uniqueName('faults');
+
+  before(async () => {
+    redis = await RedisServer.start();
+    noSpeechToText = mkdtempSync(path.join(os.tmpdir(), 'voiceagent-nostt-'));
+    topology = await startTopology(
+      { databaseUrl: databaseUrl as string, redisUrl: redis.url },
+      {
+        SANDBOX_RING_MS: '1500',
+        LIVE_CALL_LEASE_MS: '3000',
+        REDIS_PREFIX: prefix,
+        // Calls take turns by voice activity alone: what is under test is the coordinator, and five
+        // conversations' speech recognition at once would only slow the suite down on a small machine.
+        PATH: noSpeechToText,
+      },
+    );
+    const workspace = await provisionWorkspace(topology.store, {
+      name: 'Faults',
+      mode: 'sandbox',
+      balancePaise: 100_000,
+    });
+    workspaceId = workspace.workspace_id;
+    api = client(topology.url, workspace.api_key);
+    const agent = await api<{ id: string }>('POST', '/v2/agents', {
+      body: {
+        name: 'Asha',
+        system_prompt: 'You are Asha from Acme, calling {{name}} about their order.',
+        first_message: 'Hello {{name}}, this is Asha from Acme.',
+        voice: { voice_id: 'local-en-female' },
+        max_duration_secs: 120,
+        end_call: { enabled: true, message: 'Goodbye!' },
+      },
+    });
+    assert.equal(agent.status, 201, agent.text);
+    agentId = agent.body.id;
+  });
+
+  after(async () => {
+    await topology?.close();
+    await redis?.stop();
+    if (noSpeechToText) rmSync(noSpeechToText, { recursive: true, force: true });
+  });
+
+  async function place(to: string): Promise<CallBody> {
+    const response = await api<CallBody>('POST', '/v2/calls', {
+      body: { to, agent_id: agentId, variables: { name: 'Ravi' } },
+    });
+    assert.equal(response.status, 202, response.text);
+    return response.body;
+  }
+
+  async function until(
+    id: string,
+    done: (call: CallBody) => boolean,
+    timeoutMs = 120_000,
+  ): Promise<CallBody> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { body } = await api<CallBody>('GET', `/v2/calls/${id}`);
+      if (done(body)) return body;
+      if (Date.now() > deadline) assert.fail(`call ${id} stayed ${body.status}`);
+      await sleep(200);
+    }
+  }
+
+  test('five live calls talk through the restart and complete; two new calls after it complete too', async () => {
+    const live = await Promise.all(['6', '7', '8', '9', '6'].map((digit) => place(`+91987654322${digit}`)));
+    await Promise.all(live.map((call) => until(call.id, (c) => c.status === 'in_progress')));
+
+    await redis.restart();
+    const later = await Promise.all([place('+919876543237'), place('+919876543238')]);
+
+    const ended = await Promise.all(
+      [...live, ...later].map((call) => until(call.id, (c) => TERMINAL.has(c.status))),
+    );
+    assert.deepEqual(
+      ended.map((call) => [call.id, call.status]),
+      [...live, ...later].map((call) => [call.id, 'completed']),
+      JSON.stringify(ended),
+    );
+
+    const wallet = await api<{ held_inr: number }>('GET', '/v2/wallet');
+    assert.equal(wallet.body.held_inr, 0);
+    const coord = new RedisCoordinator({ url: redis.url, keyPrefix: prefix });
+    try {
+      assert.deepEqual([...(await new LiveCallSlots(coord).holders(workspaceId))], []);
+    } finally {
+      await coord.close();
+    }
+  });
+});
