@@ -4,7 +4,7 @@ import { sendApiError } from './errors.ts';
 
 /**
  * The interface promises an answer within 30 s. A request whose answer has not started by `answerTimeoutMs`
- * after it arrived is answered `503 unavailable` (retry with backoff; `POST /v2/calls` with the same
+ * after it arrived is answered `503 service_unavailable` (retry with backoff; `POST /v2/calls` with the same
  * Idempotency-Key), instead of the connection closing without a word when it goes idle. A response already
  * under way (an event stream, a download) is never cut.
  */
