@@ -59,6 +59,10 @@ function speechToText(
     ...(config.apiKey ? { apiKey: config.apiKey } : {}),
     ...(config.model ? { model: config.model } : {}),
   };
+  const sphinx = {
+    provider: 'sphinx' as const,
+    ...(config.sphinxModelDir ? { modelDir: config.sphinxModelDir } : {}),
+  };
   switch (config.provider) {
     case 'openai':
       return {
@@ -78,10 +82,10 @@ function speechToText(
         unavailable: undefined,
       };
     case 'sphinx':
-      return { engine: createSpeechToText({ provider: 'sphinx' }, { vad }), unavailable: undefined };
+      return { engine: createSpeechToText(sphinx, { vad }), unavailable: undefined };
     case 'auto':
-      return SphinxTranscriber.available()
-        ? { engine: createSpeechToText({ provider: 'sphinx' }, { vad }), unavailable: undefined }
+      return SphinxTranscriber.available(sphinx)
+        ? { engine: createSpeechToText(sphinx, { vad }), unavailable: undefined }
         : {
             engine: undefined,
             unavailable:

@@ -76,6 +76,7 @@ const envSchema = z.object({
   STT_BASE_URL: z.string().url().optional(),
   STT_API_KEY: z.string().optional(),
   STT_MODEL: z.string().min(1).optional(),
+  SPHINX_MODEL_DIR: z.string().min(1).optional(),
   TTS_BASE_URL: z.string().url().optional(),
   TTS_API_KEY: z.string().optional(),
   SANDBOX_RING_MS: positiveInt.default(3_000),
@@ -190,6 +191,8 @@ export interface EngineConfig {
     readonly baseUrl?: string;
     readonly apiKey?: string;
     readonly model?: string;
+    /** PocketSphinx's English model (`en-us/`, `en-us.lm.bin`, `cmudict-en-us.dict`); Debian's by default. */
+    readonly sphinxModelDir?: string;
   };
   /** An OpenAI-compatible speech endpoint for the catalogue's `openai` voices; eSpeak NG voices always work. */
   readonly ttsOpenai?: { readonly baseURL: string; readonly apiKey?: string };
@@ -302,6 +305,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         ...(e.STT_BASE_URL ? { baseUrl: e.STT_BASE_URL } : {}),
         ...(e.STT_API_KEY ? { apiKey: e.STT_API_KEY } : {}),
         ...(e.STT_MODEL ? { model: e.STT_MODEL } : {}),
+        ...(e.SPHINX_MODEL_DIR ? { sphinxModelDir: e.SPHINX_MODEL_DIR } : {}),
       },
       ...(e.TTS_BASE_URL
         ? { ttsOpenai: { baseURL: e.TTS_BASE_URL, ...(e.TTS_API_KEY ? { apiKey: e.TTS_API_KEY } : {}) } }

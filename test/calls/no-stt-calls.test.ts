@@ -84,8 +84,10 @@ describe('calls on a machine without a speech-to-text engine', () => {
     child = spawn(process.execPath, [BIN, 'serve'], {
       env: {
         ...process.env,
-        // No pocketsphinx_continuous on the PATH: as on a machine where it was never installed.
+        // No pocketsphinx_continuous on the PATH and no model where PocketSphinx keeps it (which the resident
+        // decoder built by npm ci loads): as on a machine where it was never installed.
         PATH: emptyPath,
+        SPHINX_MODEL_DIR: path.join(dataDir, 'no-model'),
         HOST: '127.0.0.1',
         PORT: '0',
         GATEWAY_PORT: '0',
