@@ -53,6 +53,7 @@ describe('a Redis restart that loses its state, mid-call (separate processes, po
         // Calls take turns by voice activity alone: what is under test is the coordinator, and five
         // conversations' speech recognition at once would only slow the suite down on a small machine.
         PATH: noSpeechToText,
+        SPHINX_MODEL_DIR: noSpeechToText,
       },
     );
     const workspace = await provisionWorkspace(topology.store, {
