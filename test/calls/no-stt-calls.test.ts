@@ -82,8 +82,9 @@ describe('calls on a machine without a speech-to-text engine', () => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'voiceagent-nostt-'));
     const emptyPath = path.join(dataDir, 'bin');
     child = spawn(process.execPath, [BIN, 'serve'], {
+      // The embedded defaults, as `npm start` on a fresh machine: none of the suite's PostgreSQL or Redis settings,
+      // whose stores may hold workspaces already (then nothing is created on first start).
       env: {
-        ...process.env,
         // No pocketsphinx_continuous on the PATH and no model where PocketSphinx keeps it (which the resident
         // decoder built by npm ci loads): as on a machine where it was never installed.
         PATH: emptyPath,
