@@ -13,10 +13,13 @@
  * engine's, the platform's 500 ms endpointing).
  *
  * Per decoder: final latency after the end of speech (wall time from pushing the frame holding the utterance's
- * last audible sample, -50 dBFS, to the final), p50/p95; partials seen; word error rate (one scoring function,
+ * last audible sample, -50 dBFS, to the first final: the resident decoder's words are final at the first pause,
+ * the spawned one's at the utterance's end), p50/p95; how long after the end of speech the stream says the speech
+ * ended (a final ending the turn, or `utterance_end`), p50/p95; partials seen; word error rate (one scoring function,
  * engines/stt/testing/word-error-rate.ts) over all utterances and over the callee's lines alone. The decoders
  * take turns utterance by utterance, so both see the same machine load. With `--json` the last line is one JSON
- * object: `{ "spawn": {...}, "resident": {...} }`, each with `final_p50_ms`, `final_p95_ms` and `wer`.
+ * object: `{ "spawn": {...}, "resident": {...} }`, each with `final_p50_ms`, `final_p95_ms`, `speech_end_p50_ms`,
+ * `speech_end_p95_ms` and `wer`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -105,12 +108,16 @@ interface Outcome {
   partials: number;
   /** Null when no final came. */
   latencyMs: number | null;
+  /** Until the stream said the speech ended; null when it never did. */
+  speechEndMs: number | null;
 }
 
 interface DecoderFigures {
   final_p50_ms: number | null;
   final_p95_ms: number | null;
   final_max_ms: number | null;
+  speech_end_p50_ms: number | null;
+  speech_end_p95_ms: number | null;
   wer: number;
   wer_callee_lines: number;
   partials: number;
@@ -208,7 +215,9 @@ async function listen(stt: SphinxTranscriber, utterance: Utterance, speed: numbe
   const quiet = silence(FRAME_MS);
   const started = performance.now();
   let speechEndAt: number | null = null;
-  const finalCame = (): boolean => events.some((e) => e.event.type === 'final');
+  const isSpeechEnd = (event: SttEvent): boolean =>
+    event.type === 'utterance_end' || (event.type === 'final' && event.endOfTurn);
+  const speechEnded = (): boolean => events.some((e) => isSpeechEnd(e.event));
   for (let i = 0; ; i++) {
     const due = started + (i * FRAME_MS) / speed;
     const wait = due - performance.now();
@@ -220,13 +229,15 @@ async function listen(stt: SphinxTranscriber, utterance: Utterance, speed: numbe
       const intoFrameMs = (FRAME_MS - (pushedTo - endSample) / SAMPLES_PER_MS) / speed;
       speechEndAt = performance.now() - FRAME_MS / speed + intoFrameMs;
     }
-    if (i >= speech.length && (finalCame() || (i - speech.length) * FRAME_MS > MAX_WAIT_MS)) break;
+    if (i >= speech.length && (speechEnded() || (i - speech.length) * FRAME_MS > MAX_WAIT_MS)) break;
   }
   await stream.end();
   await reading;
   const finals = events.filter((e) => e.event.type === 'final');
   const first = finals[0];
+  const end = events.find((e) => isSpeechEnd(e.event));
   return {
+    speechEndMs: end && speechEndAt !== null ? end.atMs - speechEndAt : null,
     heard: finals.map((e) => (e.event.type === 'final' ? e.event.text : '')).join(' '),
     finals: finals.length,
     partials: events.filter((e) => e.event.type === 'partial').length,
@@ -236,12 +247,15 @@ async function listen(stt: SphinxTranscriber, utterance: Utterance, speed: numbe
 
 function figures(utterances: Utterance[], outcomes: Outcome[]): DecoderFigures {
   const latencies = outcomes.flatMap((o) => (o.latencyMs === null ? [] : [o.latencyMs]));
+  const ends = outcomes.flatMap((o) => (o.speechEndMs === null ? [] : [o.speechEndMs]));
   const pairs = utterances.map((u, i) => ({ hypothesis: outcomes[i]!.heard, reference: u.text }));
   const round = (value: number | null): number | null => (value === null ? null : Math.round(value));
   return {
     final_p50_ms: round(latencies.length ? percentile(latencies, 50) : null),
     final_p95_ms: round(latencies.length ? percentile(latencies, 95) : null),
     final_max_ms: round(latencies.length ? Math.max(...latencies) : null),
+    speech_end_p50_ms: round(ends.length ? percentile(ends, 50) : null),
+    speech_end_p95_ms: round(ends.length ? percentile(ends, 95) : null),
     wer: Number(wordErrorRate(pairs).toFixed(3)),
     wer_callee_lines: Number(wordErrorRate(pairs.filter((_, i) => utterances[i]!.callee)).toFixed(3)),
     partials: outcomes.reduce((n, o) => n + o.partials, 0),
@@ -299,6 +313,7 @@ async function main(): Promise<void> {
   for (const [decoder, f] of Object.entries(report)) {
     console.log(
       `${decoder.padEnd(24)} final p50 ${f.final_p50_ms} ms, p95 ${f.final_p95_ms} ms, max ${f.final_max_ms} ms; ` +
+        `speech end said p50 ${f.speech_end_p50_ms} ms, p95 ${f.speech_end_p95_ms} ms; ` +
         `WER ${f.wer} (callee lines ${f.wer_callee_lines}); partials ${f.partials}; ` +
         `no final ${f.without_final}, several finals ${f.split_into_several_finals}`,
     );

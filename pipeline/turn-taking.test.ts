@@ -14,7 +14,7 @@ import type { SttEvent, SttStream } from '../engines/stt/types.ts';
 import type { VadStream, VoiceActivityDetector } from '../engines/vad/types.ts';
 import type { TurnEnd } from './turn/endpointing.ts';
 import { CONTINUATION_FACTOR } from './turn/endpointing.ts';
-import { type CallerTurn, LATE_FINAL_WAIT_MS, TurnTaking } from './turn-taking.ts';
+import { type CallerTurn, LATE_FINAL_WAIT_MS, TurnTaking, UNCONFIRMED_WORDS_WAIT_MS } from './turn-taking.ts';
 
 const ENDPOINTING_MS = 500;
 
@@ -67,7 +67,10 @@ class ScriptedStt implements SttStream {
   }
 }
 
-function setup(vad: VoiceActivityDetector = new LoudnessVad(), options: { withStt?: boolean } = {}) {
+function setup(
+  vad: VoiceActivityDetector = new LoudnessVad(),
+  options: { withStt?: boolean; batchStt?: boolean } = {},
+) {
   const stt = new ScriptedStt();
   const heard = {
     turns: [] as CallerTurn[],
@@ -82,7 +85,7 @@ function setup(vad: VoiceActivityDetector = new LoudnessVad(), options: { withSt
     {
       endpointingMs: ENDPOINTING_MS,
       interruptions: { mode: 'normal', adaptive: true, minInterruptMs: 300, minWords: 0 },
-      batchStt: true,
+      batchStt: options.batchStt ?? true,
     },
     {
       callerTurn: (turn) => heard.turns.push(turn),
@@ -104,11 +107,15 @@ function setup(vad: VoiceActivityDetector = new LoudnessVad(), options: { withSt
       await new Promise((resolve) => setImmediate(resolve));
     }
   };
-  const final = async (text: string) => {
-    stt.events.put({ type: 'final', text, endOfTurn: true });
+  const final = async (text: string, endOfTurn = true) => {
+    stt.events.put({ type: 'final', text, endOfTurn });
     await new Promise((resolve) => setImmediate(resolve));
   };
-  return { stt, heard, frames, final, now: () => nowMs, listening };
+  const partial = async (text: string) => {
+    stt.events.put({ type: 'partial', text });
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { stt, heard, frames, final, partial, now: () => nowMs, listening };
 }
 
 test('speech that resumes while the words are awaited is the same turn', async () => {
@@ -284,4 +291,33 @@ test('a failed VAD push counts its window as silence: the call goes on, and late
   await t.final('Where is my order?');
   assert.equal(t.heard.turns.length, 1);
   assert.equal(t.heard.turns[0]!.speechEndMs, 1000);
+});
+
+test('a streaming STT: words it has not confirmed yet are awaited, so the turn keeps its last words', async () => {
+  const t = setup(new LoudnessVad(), { batchStt: false });
+  await t.frames(800, true);
+  // Final at a pause (a streaming engine's piece), then more speech the STT has only as a partial.
+  await t.final('I would like a table.', false);
+  await t.frames(600, true);
+  await t.partial('for two people');
+  await t.frames(ENDPOINTING_MS + 60, false);
+  assert.equal(t.heard.turns.length, 0, 'the turn waits for the confirmation of "for two people"');
+  assert.equal(t.stt.flushes, 1, 'the STT was asked for it at once');
+  await t.final('for two people', false);
+  await t.frames(20, false);
+  assert.equal(t.heard.turns.length, 1);
+  assert.equal(t.heard.turns[0]!.text, 'I would like a table. for two people');
+});
+
+test('a streaming STT: a partial that is never confirmed holds the turn only briefly', async () => {
+  const t = setup(new LoudnessVad(), { batchStt: false });
+  await t.frames(800, true);
+  await t.final('Yes, that is right.', false);
+  await t.frames(300, true);
+  await t.partial('tomorrow');
+  await t.frames(ENDPOINTING_MS + 20, false);
+  assert.equal(t.heard.turns.length, 0);
+  await t.frames(UNCONFIRMED_WORDS_WAIT_MS + 40, false);
+  assert.equal(t.heard.turns.length, 1, 'the turn ends with the words it has');
+  assert.equal(t.heard.turns[0]!.text, 'Yes, that is right.');
 });

@@ -24,6 +24,13 @@ const STALE_SPEECH_END_MS = 3000;
 export const LATE_FINAL_WAIT_MS = 2500;
 
 /**
+ * A turn that has words, and a partial of more speech that no final has confirmed yet (a streaming STT still
+ * decoding the caller's last words), waits this long for that final: the STT is asked for it at once, and a
+ * partial that comes to nothing (noise heard as words, then dropped) holds the answer no longer than this.
+ */
+export const UNCONFIRMED_WORDS_WAIT_MS = 400;
+
+/**
  * Audio goes to the STT frame by frame once the caller's voice falls quiet, until this long after it was last
  * heard: the STT's endpointing waits on that silence. Otherwise (speech, and longer quiet stretches) it goes in
  * chunks (stt-feed.ts).
@@ -123,6 +130,8 @@ export class TurnTaking {
   private lastSpeechEndDecidedMs = -1;
   /** Finals since the last caller turn ended. */
   private words: string[] = [];
+  /** A partial with words came after the latest final: the STT has not confirmed the caller's last words. */
+  private unconfirmedPartial = false;
   private lastFinalAtMs = -1;
   private lastFinalWallMs = 0;
   /** An STT failure since the last caller turn ended. */
@@ -303,6 +312,7 @@ export class TurnTaking {
       this.lastFinalAtMs = this.nowMs;
       this.lastFinalWallMs = this.wallNow();
     }
+    this.unconfirmedPartial = event.type === 'partial' ? text !== '' : false;
     this.emitInterruptions(this.interruptions.onTranscript(event, this.nowMs));
     const forEndpointer =
       event.type === 'final' && this.settings.batchStt ? { ...event, endOfTurn: false } : event;
@@ -330,7 +340,8 @@ export class TurnTaking {
     if (!this.recognizing) return this.spokeThisTurn && !this.speaking;
     if (this.words.length === 0) return false;
     // A batch STT's final for the latest speech comes after that speech ended.
-    return !this.settings.batchStt || this.lastFinalAtMs >= this.lastSpeechEndDecidedMs;
+    if (this.settings.batchStt) return this.lastFinalAtMs >= this.lastSpeechEndDecidedMs;
+    return !this.unconfirmedPartial;
   }
 
   /**
@@ -349,8 +360,10 @@ export class TurnTaking {
       this.finishTurn(end);
       return;
     }
-    // Words still coming: a batch STT is transcribing. Wait for them, a little.
-    this.pending = { ...end, deadlineMs: this.nowMs + LATE_FINAL_WAIT_MS, holdUntilMs: null };
+    // Words still coming: a batch STT is transcribing, or a streaming one has yet to confirm the last ones.
+    const waitMs =
+      this.words.length > 0 && this.unconfirmedPartial ? UNCONFIRMED_WORDS_WAIT_MS : LATE_FINAL_WAIT_MS;
+    this.pending = { ...end, deadlineMs: this.nowMs + waitMs, holdUntilMs: null };
     if (!this.recognizing) return;
     this.sttFeed?.flush();
     this.stt?.flush();
@@ -458,6 +471,7 @@ export class TurnTaking {
 
   private resetTurn(): void {
     this.words = [];
+    this.unconfirmedPartial = false;
     this.pending = null;
     this.lapsed = null;
     this.sttFailure = null;

@@ -7,7 +7,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { EnergyVad } from '../vad/providers/energy.ts';
 import type { VadStream, VoiceActivityDetector } from '../vad/types.ts';
-import { type BatchTranscriber, VadSegmentedStream } from './stream-adapter.ts';
+import {
+  type BatchTranscriber,
+  type IncrementalTranscriber,
+  type IncrementalUtterance,
+  VadSegmentedStream,
+} from './stream-adapter.ts';
 import { Recorder } from './testing/conformance.ts';
 import { concat, pushAll, silence, syntheticSpeech } from './testing/speech.ts';
 import type { SttStreamOptions } from './types.ts';
@@ -32,6 +37,27 @@ class ScriptedTranscriber implements BatchTranscriber {
       });
     });
     return { text: reply.text };
+  }
+}
+
+/**
+ * An engine that decodes while it is fed, as the resident PocketSphinx does: each utterance (piece) records
+ * the audio it was fed, and its text is `piece <n>: <ms of audio fed>`.
+ */
+class ScriptedIncremental extends ScriptedTranscriber implements IncrementalTranscriber {
+  readonly pieces: Int16Array[][] = [];
+
+  utterance(_options: SttStreamOptions, onPartial: (text: string) => void): IncrementalUtterance {
+    const fed: Int16Array[] = [];
+    const index = this.pieces.push(fed);
+    return {
+      feed: (samples) => {
+        fed.push(samples.slice());
+        onPartial(`piece ${index} so far`);
+      },
+      finish: async () => ({ text: `piece ${index}: ${concat(...fed).length / 16} ms` }),
+      cancel: () => undefined,
+    };
   }
 }
 
@@ -181,5 +207,84 @@ describe('VAD adapter: events', () => {
       recorder.events.map((e) => e.type),
       ['error', 'speech_started', 'final'],
     );
+  });
+});
+
+describe('VAD adapter: an engine that decodes while the caller speaks', () => {
+  test('the words are final at the first pause, long before the silence that ends the utterance', async () => {
+    const stt = new ScriptedIncremental();
+    const stream = new VadSegmentedStream(stt, new EnergyVad(), { language: 'en' });
+    const recorder = new Recorder(stream);
+    // Only 200 ms of silence after the speech: far less than the 500 ms that ends the utterance.
+    pushAll(stream, concat(silence(300), syntheticSpeech(800), silence(200)));
+    const final = await recorder.waitFor((e) => e.type === 'final');
+    assert.ok(final.type === 'final' && final.endOfTurn === false, JSON.stringify(final));
+    assert.match(final.text, /^piece 1: /);
+    assert.ok(!recorder.events.some((e) => e.type === 'utterance_end'));
+    pushAll(stream, silence(600));
+    await recorder.waitFor((e) => e.type === 'utterance_end');
+    await stream.end();
+    await recorder.done;
+    assert.deepEqual(
+      recorder.events.map((e) => e.type).filter((t) => t !== 'partial'),
+      ['speech_started', 'final', 'utterance_end'],
+    );
+    assert.equal(stt.calls.length, 0, 'no batch request: the decoding was incremental');
+  });
+
+  test('speech after a pause is the next piece of the same utterance; no audio is lost between pieces', async () => {
+    const stt = new ScriptedIncremental();
+    const stream = new VadSegmentedStream(stt, new EnergyVad(), { language: 'en' });
+    const recorder = new Recorder(stream);
+    const first = syntheticSpeech(700);
+    const second = syntheticSpeech(600);
+    pushAll(stream, concat(silence(300), first, silence(300), second, silence(1_000)));
+    await stream.end();
+    await recorder.done;
+    const finals = finalsOf(recorder);
+    assert.equal(finals.length, 2, JSON.stringify(recorder.events));
+    assert.ok(finals.every(([, endOfTurn]) => !endOfTurn));
+    // One speech segment for the VAD (the pause is shorter than the utterance's silence), one utterance_end.
+    assert.equal(recorder.events.filter((e) => e.type === 'speech_started').length, 1);
+    assert.equal(recorder.events.at(-1)?.type, 'utterance_end');
+    // The pieces' audio, end to end, holds both stretches of speech whole and in order.
+    const fed = concat(...stt.pieces.flat());
+    const at = (part: Int16Array, from: number): number => {
+      for (let i = from; i + part.length <= fed.length; i++) {
+        if (fed[i] === part[0] && fed.subarray(i, i + part.length).every((v, k) => v === part[k])) return i;
+      }
+      return -1;
+    };
+    const firstAt = at(first, 0);
+    assert.ok(firstAt >= 0, 'the first stretch of speech was fed whole');
+    assert.ok(at(second, firstAt + first.length) > 0, 'the second stretch was fed whole, after the first');
+  });
+
+  test('pauseFinalMs 0: one final at the utterance end, ending the turn', async () => {
+    const stt = new ScriptedIncremental();
+    const stream = new VadSegmentedStream(stt, new EnergyVad(), { language: 'en', pauseFinalMs: 0 });
+    const recorder = new Recorder(stream);
+    pushAll(
+      stream,
+      concat(silence(300), syntheticSpeech(700), silence(300), syntheticSpeech(600), silence(1_000)),
+    );
+    await stream.end();
+    await recorder.done;
+    assert.equal(finalsOf(recorder).length, 1);
+    assert.equal(finalsOf(recorder)[0]![1], true);
+    assert.ok(!recorder.events.some((e) => e.type === 'utterance_end'));
+  });
+
+  test('flush() in a pause after the final ends the utterance without another final', async () => {
+    const stt = new ScriptedIncremental();
+    const stream = new VadSegmentedStream(stt, new EnergyVad(), { language: 'en' });
+    const recorder = new Recorder(stream);
+    pushAll(stream, concat(silence(300), syntheticSpeech(800), silence(250)));
+    await recorder.waitFor((e) => e.type === 'final');
+    stream.flush();
+    await recorder.waitFor((e) => e.type === 'utterance_end');
+    await stream.end();
+    await recorder.done;
+    assert.equal(recorder.finals().length, 1);
   });
 });

@@ -14,9 +14,14 @@
  *   however long someone talks.
  *
  * An engine that can decode while the caller speaks (`IncrementalTranscriber`) is fed each utterance as the VAD
- * judges it, `minSilenceMs - END_PADDING_MS` behind (so it hears exactly the audio a batch request would), gives
- * `partial`s as it goes, and only finishes the decoding at the speech end: the final follows the end of speech by
- * the segmenter's silence plus the end of decoding, not plus the whole decoding.
+ * judges it, gives `partial`s as it goes, and finishes the decoding at the first pause (`pauseFinalMs` of
+ * silence inside the speech, far shorter than the silence that ends the utterance): the words so far come as a
+ * `final` with `endOfTurn: false` about a quarter of a second after the caller stops, and the speech end, once
+ * the segmenter's `minSilenceMs` confirms it, is an `utterance_end`. Speech that resumes before then is decoded
+ * as the next piece of the same utterance. Whether the caller's turn is over is the listener's decision (the
+ * pipeline's endpointer), as with a streaming provider's interim finals. Without pauses (`pauseFinalMs` 0), the
+ * engine is fed `minSilenceMs - END_PADDING_MS` behind (so it hears exactly the audio a batch request would) and
+ * the final, with `endOfTurn`, follows the speech end by the end of decoding only.
  *
  * Finals come in utterance order, even when transcriptions overlap. An utterance the engine hears as nothing
  * (empty text: a cough, a door) produces no `final`. A failed transcription is an `error` event and the stream
@@ -56,6 +61,11 @@ export interface VadSegmentationOptions {
   preRollMs?: number;
   /** Longest utterance sent in one request; longer speech is cut into pieces this long. */
   maxUtteranceMs?: number;
+  /**
+   * Incremental engines only: silence inside speech after which the words so far are final (0: none; only the
+   * utterance's end gives a final). Shorter than `thresholds.minSilenceMs`, or it has no effect.
+   */
+  pauseFinalMs?: number;
 }
 
 export const VAD_SEGMENTATION_DEFAULTS = {
@@ -65,6 +75,10 @@ export const VAD_SEGMENTATION_DEFAULTS = {
   preRollMs: 200,
   // Whisper models take 30 s windows; past that, servers split anyway, and memory per call stays under 1 MB.
   maxUtteranceMs: 30_000,
+  // Four 32 ms Silero windows: the VAD's own lag after the last syllable is ~90 ms more, and finishing a decoding
+  // takes 5-40 ms, so the words are final ~250 ms after the caller stops (bench/stt.ts). Gaps inside words and
+  // between them are shorter; a longer pause only splits the decoding, never the turn.
+  pauseFinalMs: 120,
 } as const satisfies Required<VadSegmentationOptions>;
 
 /** What the adapter needs of the batch engine. */
@@ -95,12 +109,25 @@ interface LiveUtterance {
   fedTo: number;
 }
 
+/** How a transcribed piece of speech ends. */
+type PieceEnd =
+  /** The utterance's end: its final ends the turn as far as this stream can tell. */
+  | 'utterance'
+  /** Cut at the length limit: held until the next piece says whether the utterance ended. */
+  | 'cut'
+  /** A pause inside the utterance: its words are final, the utterance may go on. */
+  | 'pause';
+
 export class VadSegmentedStream implements SttStream {
   readonly #stt: BatchTranscriber;
   readonly #incremental: IncrementalTranscriber | undefined;
   /** How far behind the judged audio an incremental engine is fed: the part of a silence that is not kept. */
   readonly #feedHoldbackSamples: number;
+  /** Pause that finishes an incremental decoding (ms); 0 when the utterance's end alone does. */
+  readonly #pauseFinalMs: number;
   #live: LiveUtterance | null = null;
+  /** The utterance's words so far are final (a pause); more speech starts its next piece. */
+  #pausedAfterFinal = false;
   readonly #language: string;
   readonly #vad: VadStream;
   readonly #segmenter: SpeechSegmenter;
@@ -134,8 +161,16 @@ export class VadSegmentedStream implements SttStream {
     this.#language = options.language;
     this.#vad = vad.createStream();
     this.#segmenter = SpeechSegmenter.for(vad, options.thresholds ?? d.thresholds);
+    const pauseFinalMs = options.pauseFinalMs ?? d.pauseFinalMs;
+    this.#pauseFinalMs =
+      this.#incremental && pauseFinalMs > 0 && pauseFinalMs < this.#segmenter.thresholds.minSilenceMs
+        ? pauseFinalMs
+        : 0;
+    // A piece ending at a pause keeps the pause's silence (~0.1 s), so the engine is fed as the VAD judges.
     this.#feedHoldbackSamples =
-      Math.max(0, this.#segmenter.thresholds.minSilenceMs - END_PADDING_MS) * SAMPLES_PER_MS;
+      this.#pauseFinalMs > 0
+        ? 0
+        : Math.max(0, this.#segmenter.thresholds.minSilenceMs - END_PADDING_MS) * SAMPLES_PER_MS;
     this.#preRollSamples = (options.preRollMs ?? d.preRollMs) * SAMPLES_PER_MS;
     this.#maxUtteranceSamples = Math.max(1, (options.maxUtteranceMs ?? d.maxUtteranceMs) * SAMPLES_PER_MS);
     this.#queue = new EventQueue<SttEvent>(() => this.#abort());
@@ -191,14 +226,37 @@ export class VadSegmentedStream implements SttStream {
       const position = this.#segmenter.positionMs * SAMPLES_PER_MS;
       if (this.#utteranceStart === null) {
         this.#timeline.dropBefore(position - IDLE_HISTORY_MS * SAMPLES_PER_MS);
+      } else if (this.#pauseFinalMs > 0 && this.#followPause(position)) {
+        // The pause finished the words so far, or the utterance waits in a pause for more speech.
       } else if (position - this.#utteranceStart >= this.#maxUtteranceSamples) {
-        this.#transcribe(this.#utteranceStart, position, false);
+        this.#transcribe(this.#utteranceStart, position, 'cut');
         this.#utteranceStart = position;
         this.#beginLive(position);
       } else {
         this.#feedLive(position - this.#feedHoldbackSamples);
       }
     }
+  }
+
+  /**
+   * Pauses inside the utterance, at `position` (an absolute sample): a long enough one finishes the decoding of
+   * the words so far; speech after it starts the next piece there, so no audio is lost between pieces. True while
+   * the utterance is in such a pause (nothing to feed).
+   */
+  #followPause(position: number): boolean {
+    const silenceStartMs = this.#segmenter.silenceStartMs;
+    if (this.#pausedAfterFinal) {
+      if (silenceStartMs !== null) return true;
+      this.#pausedAfterFinal = false;
+      this.#beginLive(this.#utteranceStart ?? position);
+      return false;
+    }
+    if (silenceStartMs === null || this.#segmenter.positionMs - silenceStartMs < this.#pauseFinalMs)
+      return false;
+    this.#transcribe(this.#utteranceStart ?? position, position, 'pause');
+    this.#utteranceStart = position;
+    this.#pausedAfterFinal = true;
+    return true;
   }
 
   /** An incremental engine starts decoding the utterance that starts at `from` (an absolute sample). */
@@ -223,24 +281,41 @@ export class VadSegmentedStream implements SttStream {
       return;
     }
     if (this.#utteranceStart === null) return;
+    if (this.#endInPause(event.atMs)) return;
     const end = Math.min(event.atMs + END_PADDING_MS, event.decidedAtMs) * SAMPLES_PER_MS;
-    this.#transcribe(this.#utteranceStart, end, true);
+    this.#transcribe(this.#utteranceStart, end, 'utterance');
     this.#utteranceStart = null;
   }
 
   /** Ends the utterance in progress, if any, at `upTo` (an absolute sample): flush and end. */
   #closeUtterance(upTo: number): void {
-    this.#segmenter.finish();
+    const ended = this.#segmenter.finish();
     if (this.#utteranceStart === null) return;
-    this.#transcribe(this.#utteranceStart, upTo, true);
+    if (this.#endInPause(ended?.atMs ?? upTo / SAMPLES_PER_MS)) return;
+    this.#transcribe(this.#utteranceStart, upTo, 'utterance');
     this.#utteranceStart = null;
   }
 
   /**
-   * Transcribes samples [from, to) after the transcriptions before it. `endOfTurn` says whether this piece
-   * closes the utterance (false for a piece cut at the length limit).
+   * The utterance ends while its words are already final (it ended in the pause that finished them): nothing
+   * is left to decode, and `utterance_end` says that the speech is over. False otherwise.
    */
-  #transcribe(from: number, to: number, endOfTurn: boolean): void {
+  #endInPause(atMs: number): boolean {
+    if (!this.#pausedAfterFinal) return false;
+    this.#pausedAfterFinal = false;
+    this.#utteranceStart = null;
+    const pieces = this.#transcriptions;
+    const signal = this.#controller.signal;
+    // After the pause's final, in order.
+    this.#transcriptions = pieces.then(() => {
+      if (!signal.aborted) this.#queue.put({ type: 'utterance_end', atMs });
+    });
+    return true;
+  }
+
+  /** Transcribes samples [from, to) after the transcriptions before it; `end` says how the piece ends. */
+  #transcribe(from: number, to: number, end: PieceEnd): void {
+    const endOfTurn = end === 'utterance';
     const live = this.#live;
     this.#live = null;
     if (live) feed(live, this.#timeline, to);
@@ -255,7 +330,8 @@ export class VadSegmentedStream implements SttStream {
             ? { text: '' }
             : await this.#stt.transcribe(audio, { language: this.#language, signal });
         if (signal.aborted) return;
-        this.#settle(result, endOfTurn);
+        if (end === 'pause') this.#finalNow(result);
+        else this.#settle(result, endOfTurn);
       } catch (error) {
         if (signal.aborted) return;
         this.#releaseHeld(endOfTurn);
@@ -285,6 +361,19 @@ export class VadSegmentedStream implements SttStream {
     };
     if (endOfTurn) this.#queue.put(final);
     else this.#held = final;
+  }
+
+  /** The words of a piece ended by a pause: final, the utterance not over (after any held text). */
+  #finalNow(result: { text: string; language?: string }): void {
+    this.#releaseHeld(false);
+    const text = result.text.trim();
+    if (text === '') return;
+    this.#queue.put({
+      type: 'final',
+      text,
+      endOfTurn: false,
+      ...(result.language === undefined ? {} : { language: result.language }),
+    });
   }
 
   #releaseHeld(endOfTurn: boolean): void {

@@ -54,6 +54,11 @@ export class SpeechSegmenter {
     return this.#windows * this.windowMs;
   }
 
+  /** Where the silence in progress inside a reported segment began (ms), or null while it is voiced. */
+  get silenceStartMs(): number | null {
+    return this.#phase.kind === 'speech' ? this.#phase.silenceStartMs : null;
+  }
+
   /** Whether a reported segment is open (speech_start sent, speech_end not yet). */
   get speaking(): boolean {
     return this.#phase.kind === 'speech';
