@@ -7,8 +7,8 @@ import type { Store } from '../core/store/types.ts';
 export function openConfiguredStore(config: Config, clock?: Clock): Promise<Store> {
   return openStore({
     dataDir: config.dataDir,
-    ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
-    ...(config.databaseSchema ? { schema: config.databaseSchema } : {}),
-    ...(clock ? { clock } : {}),
+    databaseUrl: config.databaseUrl,
+    schema: config.databaseSchema,
+    clock,
   });
 }

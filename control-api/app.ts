@@ -1,7 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { AgentService } from '../core/agents/service.ts';
 import type { StreamTokens } from '../core/auth/stream-tokens.ts';
 import type { CallArtifacts } from '../core/calls/artifacts.ts';
 import type { CallLifecycle } from '../core/calls/lifecycle.ts';
@@ -19,20 +18,12 @@ import {
 import { registerJsonBodies } from './http/json-body.ts';
 import { RouteRegistry } from './http/route.ts';
 import { registerAnswerDeadline } from './plugins/answer-deadline.ts';
-import { registerBearerAuth } from './plugins/auth.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerHttpMetrics } from './plugins/metrics.ts';
-import { registerRateLimit } from './plugins/rate-limit.ts';
 import { registerTwilioCallbackRoutes } from './routes/carriers/twilio.ts';
-import { registerNotLiveRoutes } from './routes/not-live.ts';
 import { registerRecordingRoutes } from './routes/recordings.ts';
 import { registerSystemRoutes } from './routes/system.ts';
-import { registerAgentRoutes } from './routes/v2/agents.ts';
-import { registerCallRoutes } from './routes/v2/calls.ts';
-import { registerLiveCallRoutes } from './routes/v2/live-calls.ts';
-import { registerAgentRevisionRoutes } from './routes/v2/revisions.ts';
-import { registerVoiceRoutes } from './routes/v2/voices.ts';
-import { registerWalletRoutes } from './routes/v2/wallet.ts';
+import { registerV2 } from './routes/v2/plugin.ts';
 
 export interface ApiDeps {
   config: Pick<
@@ -67,7 +58,7 @@ export interface ApiDeps {
   logger: Logger;
 }
 
-/** The control API: every v2 route, the OpenAPI document, health and metrics. */
+/** The control API: the v2 product (one plugin), carrier callbacks, recordings, the OpenAPI document, health and metrics. */
 export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance; routes: RouteRegistry }> {
   const limits = deps.config.apiHttp;
   const app = Fastify({
@@ -90,37 +81,25 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
   registerAnswerDeadline(app, limits.answerTimeoutMs);
   registerJsonBodies(app);
   registerHttpMetrics(app, deps.metrics);
-  registerBearerAuth(app, deps.store.apiKeys);
-  registerRateLimit(app, deps.coord, {
-    ratePerSec: deps.config.apiRatePerSec,
-    burst: deps.config.apiRateBurst,
-  });
 
   const routes = new RouteRegistry();
-  const agents = new AgentService(deps.store, deps.voices);
-  registerAgentRoutes(app, routes, agents);
-  registerAgentRevisionRoutes(app, routes, agents);
-  registerVoiceRoutes(app, routes, deps.voices);
-  registerWalletRoutes(app, routes, deps.store);
-  registerCallRoutes(app, routes, deps);
-  registerLiveCallRoutes(app, routes, deps);
+  registerV2(app, routes, deps);
   if (deps.twilioAuthToken) {
     registerTwilioCallbackRoutes(app, routes, {
       store: deps.store,
       lifecycle: deps.lifecycle,
       authToken: deps.twilioAuthToken,
-      ...(deps.config.publicApiUrl ? { publicApiUrl: deps.config.publicApiUrl } : {}),
+      publicApiUrl: deps.config.publicApiUrl,
     });
   }
   registerRecordingRoutes(app, routes, deps);
-  registerNotLiveRoutes(app, routes);
   registerSystemRoutes(app, {
     registry: routes,
     store: deps.store,
     coord: deps.coord,
     metrics: deps.metrics,
-    ...(deps.speech ? { speech: deps.speech } : {}),
-    ...(deps.config.publicApiUrl ? { serverUrl: deps.config.publicApiUrl } : {}),
+    speech: deps.speech,
+    serverUrl: deps.config.publicApiUrl,
   });
   await app.ready();
   return { app, routes };

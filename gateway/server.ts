@@ -5,6 +5,7 @@ import type {
   us_listen_socket,
   us_socket_context_t,
   WebSocket,
+  WebSocketBehavior,
 } from 'uWebSockets.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -18,9 +19,9 @@ import { DEFAULT_GATEWAY_LIMITS, type GatewayLimits } from './limits.ts';
 import { MediaSession, type StreamSummary } from './media-session.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { Pacer } from './pacer.ts';
-import { loadStaticFiles, STATIC_PREFIX } from './static.ts';
+import { loadStaticFiles, STATIC_PREFIX, type StaticFile } from './static.ts';
 import type { StreamTokens, TokenVerdict } from './tokens.ts';
-import { loadUws } from './uws.ts';
+import { loadUws, type UwsModule } from './uws.ts';
 import { UwsTransport } from './uws-transport.ts';
 
 /**
@@ -111,15 +112,60 @@ export interface SocketData {
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { uws, native } = loadUws();
   const log = options.logger.child({ component: 'gateway' });
-  if (!native) {
-    if (!options.allowFallback) {
-      throw new FallbackRefusedError(
-        'uWebSockets.js loaded its slow JavaScript fallback, not the native binary; set GATEWAY_ALLOW_FALLBACK=1 to run anyway',
-      );
-    }
-    log.warn('uWebSockets.js runs its JavaScript fallback: expect a fraction of the native capacity');
+  refuseSlowFallback(native, options.allowFallback, log);
+  const limits = gatewayLimits(options.limits);
+  const metrics = new GatewayMetrics(options.registry);
+  metrics.native.set(native ? 1 : 0);
+  const streams = new GatewayStreams(options, limits, metrics, log);
+  const app: TemplatedApp = uws.App();
+  for (const carrier of Object.keys(ROUTE_PATHS) as CarrierName[]) {
+    app.ws<SocketData>(ROUTE_PATHS[carrier], mediaRoute(uws, carrier, limits, streams, log));
   }
-  const limits: GatewayLimits = { ...DEFAULT_GATEWAY_LIMITS, ...options.limits };
+  for (const route of httpRoutes(streams, native, loadStaticFiles()))
+    app[route.method](route.path, route.handle);
+  const listenSocket = await listen(app, options);
+  const port = uws.us_socket_local_port(listenSocket);
+  const housekeeping = setInterval(() => streams.housekeeping(), limits.housekeepingMs);
+  housekeeping.unref();
+
+  let accepting = true;
+  const stopAccepting = (): void => {
+    if (!accepting) return;
+    accepting = false;
+    uws.us_listen_socket_close(listenSocket);
+  };
+  return {
+    port,
+    stats: () => streams.stats(native),
+    stopAccepting,
+    close: async () => {
+      if (streams.closing) return;
+      streams.closing = true;
+      stopAccepting();
+      streams.closeAll();
+      clearInterval(housekeeping);
+      // Let the close frames go out before the app tears down what is left.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      // `close` exists on the native app (uWS >= 20.26) but is missing from the package's typings.
+      (app as TemplatedApp & { close(): void }).close();
+      log.info({ port }, 'media gateway closed');
+    },
+  };
+}
+
+function refuseSlowFallback(native: boolean, allowFallback: boolean, log: Logger): void {
+  if (native) return;
+  if (!allowFallback) {
+    throw new FallbackRefusedError(
+      'uWebSockets.js loaded its slow JavaScript fallback, not the native binary; set GATEWAY_ALLOW_FALLBACK=1 to run anyway',
+    );
+  }
+  log.warn('uWebSockets.js runs its JavaScript fallback: expect a fraction of the native capacity');
+}
+
+/** The defaults with the caller's overrides, refused when uWS would misbehave on them. */
+export function gatewayLimits(overrides: Partial<GatewayLimits> | undefined): GatewayLimits {
+  const limits: GatewayLimits = { ...DEFAULT_GATEWAY_LIMITS, ...overrides };
   for (const [carrier, route] of Object.entries(limits.routes)) {
     // uWS aborts the whole process (not an exception) on an idle timeout between 1 and 8 s.
     if (!Number.isInteger(route.idleTimeoutS) || (route.idleTimeoutS !== 0 && route.idleTimeoutS < 8)) {
@@ -129,56 +175,38 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       throw new RangeError(`${carrier}: maxPayloadLength must be an integer of at least 1024`);
     }
   }
-  const clock = options.clock ?? systemClock;
-  const metrics = new GatewayMetrics(options.registry);
-  metrics.native.set(native ? 1 : 0);
-  const pacer = new Pacer();
-  const sessions = new Set<MediaSession>();
-  const recent: StreamSummary[] = [];
-  const files = loadStaticFiles();
-  let opened = 0;
-  let closing = false;
+  return limits;
+}
 
-  const onEnd = (session: MediaSession): void => {
-    sessions.delete(session);
-    recent.unshift(session.summary());
-    if (recent.length > limits.recentStreams) recent.length = limits.recentStreams;
-  };
+/** The open media streams of one gateway: how a socket becomes a session, and what is left when it ends. */
+class GatewayStreams {
+  readonly sessions = new Set<MediaSession>();
+  private readonly recent: StreamSummary[] = [];
+  private readonly pacer = new Pacer();
+  private readonly clock: Clock;
+  private opened = 0;
+  closing = false;
 
-  // An exception escaping a uWS callback would take the process down with every other call on it; the session
-  // already contains its own failures, this is the last line.
-  const guard = (where: string, fn: () => void): void => {
-    try {
-      fn();
-    } catch (err) {
-      log.error({ err, where }, 'gateway callback failed');
-    }
-  };
+  constructor(
+    private readonly options: GatewayOptions,
+    private readonly limits: GatewayLimits,
+    private readonly metrics: GatewayMetrics,
+    private readonly log: Logger,
+  ) {
+    this.clock = options.clock ?? systemClock;
+  }
 
-  const upgrade = (
-    carrier: CarrierName,
-    res: HttpResponse,
-    req: HttpRequest,
-    context: us_socket_context_t,
-  ): void => {
+  /**
+   * Reads what the socket needs from the request (which dies when this returns), and checks a URL token before
+   * the socket opens (the check may go to the coordinator): the request may be aborted meanwhile, and the late
+   * upgrade must be corked.
+   */
+  upgrade(carrier: CarrierName, res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
     const key = req.getHeader('sec-websocket-key');
     const protocol = req.getHeader('sec-websocket-protocol');
     const extensions = req.getHeader('sec-websocket-extensions');
-    const params = new URLSearchParams(req.getQuery() ?? '');
-    const pathCallId = carrier === 'web' ? safeDecode(req.getParameter(0)) : undefined;
-    const token = params.get('token') ?? undefined;
-    params.delete('token');
-    const data: SocketData = {
-      carrier,
-      query: params.toString(),
-      pathCallId,
-      statedCallId: pathCallId ?? params.get('call_id') ?? undefined,
-      urlToken: undefined,
-      endedCall: undefined,
-      session: undefined,
-      transport: undefined,
-    };
-    if (closing) {
+    const { data, token } = socketDataOf(carrier, req);
+    if (this.closing) {
       res.writeStatus('503 Service Unavailable').end();
       return;
     }
@@ -186,26 +214,27 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       res.upgrade(data, key, protocol, extensions, context);
       return;
     }
-    // The URL token is checked before the socket opens (the check may go to the coordinator): the request may
-    // be aborted meanwhile, and the late upgrade must be corked.
     let aborted = false;
     res.onAborted(() => {
       aborted = true;
     });
-    options.tokens
-      .verify(token, carrier, data.statedCallId)
-      .catch((): TokenVerdict => ({ ok: false, reason: 'check_failed' }))
-      .then(async (verdict) => {
-        data.urlToken = verdict;
-        if (!verdict.ok && verdict.callId !== undefined && verdict.callId === data.pathCallId) {
-          data.endedCall = await options.endedCallEvent?.(verdict.callId).catch(() => undefined);
-        }
-        if (aborted) return;
-        res.cork(() => res.upgrade(data, key, protocol, extensions, context));
-      });
-  };
+    this.checkUrlToken(data, token).then(() => {
+      if (aborted) return;
+      res.cork(() => res.upgrade(data, key, protocol, extensions, context));
+    });
+  }
 
-  const open = (ws: WebSocket<SocketData>): void => {
+  private async checkUrlToken(data: SocketData, token: string): Promise<void> {
+    const verdict = await this.options.tokens
+      .verify(token, data.carrier, data.statedCallId)
+      .catch((): TokenVerdict => ({ ok: false, reason: 'check_failed' }));
+    data.urlToken = verdict;
+    if (!verdict.ok && verdict.callId !== undefined && verdict.callId === data.pathCallId) {
+      data.endedCall = await this.options.endedCallEvent?.(verdict.callId).catch(() => undefined);
+    }
+  }
+
+  open(ws: WebSocket<SocketData>): void {
     const data = ws.getUserData();
     const transport = new UwsTransport(ws);
     const adapter = MEDIA_ADAPTERS[data.carrier]({
@@ -217,131 +246,184 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       carrier: data.carrier,
       adapter,
       transport,
-      tokens: options.tokens,
-      handlerFactory: options.handlerFactory,
-      metrics,
-      pacer,
-      logger: log,
-      clock,
-      limits,
+      tokens: this.options.tokens,
+      handlerFactory: this.options.handlerFactory,
+      metrics: this.metrics,
+      pacer: this.pacer,
+      logger: this.log,
+      clock: this.clock,
+      limits: this.limits,
       urlToken: data.urlToken,
       endedCall: data.endedCall,
       statedCallId: data.statedCallId,
-      onEnd,
+      onEnd: (ended) => this.ended(ended),
     });
     data.transport = transport;
     data.session = session;
-    sessions.add(session);
-    opened++;
+    this.sessions.add(session);
+    this.opened++;
     session.open();
-  };
-
-  const app: TemplatedApp = uws.App();
-  for (const carrier of Object.keys(ROUTE_PATHS) as CarrierName[]) {
-    const route = limits.routes[carrier];
-    app.ws<SocketData>(ROUTE_PATHS[carrier], {
-      compression: uws.DISABLED,
-      maxPayloadLength: route.maxPayloadLength,
-      idleTimeout: route.idleTimeoutS,
-      maxBackpressure: limits.maxBackpressureBytes,
-      sendPingsAutomatically: false,
-      upgrade: (res, req, context) => upgrade(carrier, res, req, context),
-      open: (ws) => guard('open', () => open(ws)),
-      message: (ws, message, isBinary) =>
-        guard('message', () => ws.getUserData().session?.receive(new Uint8Array(message), isBinary)),
-      drain: (ws) => guard('drain', () => ws.getUserData().session?.drain()),
-      close: (ws, code) =>
-        guard('close', () => {
-          const data = ws.getUserData();
-          data.transport?.markClosed();
-          data.session?.closed(code);
-        }),
-    });
   }
 
-  app.get('/healthz', (res) => {
-    const body = JSON.stringify({ status: closing ? 'closing' : 'ok', native, streams: sessions.size });
-    res.writeStatus(closing ? '503 Service Unavailable' : '200 OK');
-    res.writeHeader('content-type', 'application/json').end(body);
-  });
-  app.get(`${STATIC_PREFIX}:file`, (res, req) => {
-    const file = files.get(req.getParameter(0) ?? '');
-    if (!file) {
-      res.writeStatus('404 Not Found').end('not found');
-      return;
-    }
-    res.writeHeader('content-type', file.contentType).writeHeader('cache-control', 'no-cache').end(file.body);
-  });
-  app.get('/', (res) => {
-    res.writeStatus('302 Found').writeHeader('location', `${STATIC_PREFIX}index.html`).end();
-  });
-  app.any('/*', (res) => {
-    res.writeStatus('404 Not Found').end('not found');
-  });
+  private ended(session: MediaSession): void {
+    this.sessions.delete(session);
+    this.recent.unshift(session.summary());
+    if (this.recent.length > this.limits.recentStreams) this.recent.length = this.limits.recentStreams;
+  }
 
-  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+  housekeeping(): void {
+    const now = performance.now();
+    for (const session of this.sessions) session.housekeeping(now);
+  }
+
+  closeAll(): void {
+    for (const session of [...this.sessions]) session.close('going_away');
+    this.pacer.close();
+  }
+
+  stats(native: boolean): GatewayStats {
+    return {
+      native,
+      activeStreams: this.sessions.size,
+      openedStreams: this.opened,
+      streams: [...this.sessions].map((s) => s.summary()),
+      recent: [...this.recent],
+    };
+  }
+}
+
+function socketDataOf(
+  carrier: CarrierName,
+  req: HttpRequest,
+): { data: SocketData; token: string | undefined } {
+  const params = new URLSearchParams(req.getQuery() ?? '');
+  const pathCallId = carrier === 'web' ? safeDecode(req.getParameter(0)) : undefined;
+  const token = params.get('token') ?? undefined;
+  params.delete('token');
+  const data: SocketData = {
+    carrier,
+    query: params.toString(),
+    pathCallId,
+    statedCallId: pathCallId ?? params.get('call_id') ?? undefined,
+    urlToken: undefined,
+    endedCall: undefined,
+    session: undefined,
+    transport: undefined,
+  };
+  return { data, token };
+}
+
+/** One carrier's WebSocket route: its limits, and every callback guarded. */
+function mediaRoute(
+  uws: UwsModule,
+  carrier: CarrierName,
+  limits: GatewayLimits,
+  streams: GatewayStreams,
+  log: Logger,
+): WebSocketBehavior<SocketData> {
+  // An exception escaping a uWS callback would take the process down with every other call on it; the session
+  // already contains its own failures, this is the last line.
+  const guard = (where: string, fn: () => void): void => {
+    try {
+      fn();
+    } catch (err) {
+      log.error({ err, where }, 'gateway callback failed');
+    }
+  };
+  const route = limits.routes[carrier];
+  return {
+    compression: uws.DISABLED,
+    maxPayloadLength: route.maxPayloadLength,
+    idleTimeout: route.idleTimeoutS,
+    maxBackpressure: limits.maxBackpressureBytes,
+    sendPingsAutomatically: false,
+    upgrade: (res, req, context) => streams.upgrade(carrier, res, req, context),
+    open: (ws) => guard('open', () => streams.open(ws)),
+    message: (ws, message, isBinary) =>
+      guard('message', () => ws.getUserData().session?.receive(new Uint8Array(message), isBinary)),
+    drain: (ws) => guard('drain', () => ws.getUserData().session?.drain()),
+    close: (ws, code) =>
+      guard('close', () => {
+        const data = ws.getUserData();
+        data.transport?.markClosed();
+        data.session?.closed(code);
+      }),
+  };
+}
+
+interface HttpRoute {
+  readonly method: 'get' | 'any';
+  readonly path: string;
+  readonly handle: (res: HttpResponse, req: HttpRequest) => void;
+}
+
+/** The plain HTTP routes: health, the browser client's files, the demo page, and 404 for the rest. */
+function httpRoutes(
+  streams: GatewayStreams,
+  native: boolean,
+  files: ReadonlyMap<string, StaticFile>,
+): HttpRoute[] {
+  return [
+    {
+      method: 'get',
+      path: '/healthz',
+      handle: (res) => {
+        const closing = streams.closing;
+        const body = JSON.stringify({
+          status: closing ? 'closing' : 'ok',
+          native,
+          streams: streams.sessions.size,
+        });
+        res.writeStatus(closing ? '503 Service Unavailable' : '200 OK');
+        res.writeHeader('content-type', 'application/json').end(body);
+      },
+    },
+    {
+      method: 'get',
+      path: `${STATIC_PREFIX}:file`,
+      handle: (res, req) => {
+        const file = files.get(req.getParameter(0) ?? '');
+        if (!file) {
+          res.writeStatus('404 Not Found').end('not found');
+          return;
+        }
+        res
+          .writeHeader('content-type', file.contentType)
+          .writeHeader('cache-control', 'no-cache')
+          .end(file.body);
+      },
+    },
+    {
+      method: 'get',
+      path: '/',
+      handle: (res) => {
+        res.writeStatus('302 Found').writeHeader('location', `${STATIC_PREFIX}index.html`).end();
+      },
+    },
+    { method: 'any', path: '/*', handle: (res) => void res.writeStatus('404 Not Found').end('not found') },
+  ];
+}
+
+function listen(app: TemplatedApp, options: GatewayOptions): Promise<us_listen_socket> {
+  return new Promise<us_listen_socket>((resolve, reject) => {
     // The host + options form exists on the native app and the fallback but is missing from the typings.
-    const listen = app.listen as unknown as (
+    const listenOn = app.listen as unknown as (
       host: string,
       port: number,
       listenOptions: number,
       cb: (socket: us_listen_socket | false) => void,
     ) => TemplatedApp;
-    listen.call(
-      app,
-      options.host,
-      options.port,
-      options.reusePort ? LISTEN_DEFAULT : LISTEN_EXCLUSIVE_PORT,
-      (socket) => {
-        if (socket) resolve(socket);
-        else
-          reject(
-            new ListenError(
-              `media gateway could not listen on ${options.host}:${options.port}: the port is in use (another server?) or the address is not this machine's`,
-            ),
-          );
-      },
-    );
+    const listenOptions = options.reusePort ? LISTEN_DEFAULT : LISTEN_EXCLUSIVE_PORT;
+    listenOn.call(app, options.host, options.port, listenOptions, (socket) => {
+      if (socket) resolve(socket);
+      else
+        reject(
+          new ListenError(
+            `media gateway could not listen on ${options.host}:${options.port}: the port is in use (another server?) or the address is not this machine's`,
+          ),
+        );
+    });
   });
-  const port = uws.us_socket_local_port(listenSocket);
-
-  const housekeeping = setInterval(() => {
-    const now = performance.now();
-    for (const session of sessions) session.housekeeping(now);
-  }, limits.housekeepingMs);
-  housekeeping.unref();
-
-  let accepting = true;
-  const stopAccepting = (): void => {
-    if (!accepting) return;
-    accepting = false;
-    uws.us_listen_socket_close(listenSocket);
-  };
-
-  return {
-    port,
-    stats: () => ({
-      native,
-      activeStreams: sessions.size,
-      openedStreams: opened,
-      streams: [...sessions].map((s) => s.summary()),
-      recent: [...recent],
-    }),
-    stopAccepting,
-    close: async () => {
-      if (closing) return;
-      closing = true;
-      stopAccepting();
-      for (const session of [...sessions]) session.close('going_away');
-      clearInterval(housekeeping);
-      pacer.close();
-      // Let the close frames go out before the app tears down what is left.
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      // `close` exists on the native app (uWS >= 20.26) but is missing from the package's typings.
-      (app as TemplatedApp & { close(): void }).close();
-      log.info({ port }, 'media gateway closed');
-    },
-  };
 }
 
 function safeDecode(text: string | undefined): string | undefined {

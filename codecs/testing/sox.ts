@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { loadConfig } from '../../core/config.ts';
+import { requiredInCi } from './ci.ts';
 
 /**
  * SoX as an independent oracle for codec tests. In CI (`CI=1`) SoX is required: a test that needs it fails
@@ -17,7 +17,7 @@ const installed = soxInstalled();
 
 /** For `test(name, { skip: soxSkip }, ...)`: false when the test must run, else the reason it is skipped. */
 export const soxSkip: string | false =
-  installed || loadConfig().ci ? false : `sox is not installed (${INSTALL_HINT}); oracle tests skipped`;
+  installed || requiredInCi() ? false : `sox is not installed (${INSTALL_HINT}); oracle tests skipped`;
 
 /**
  * Run `sox` with stdin and stdout as raw streams ("-" in `args`); returns stdout. Dither is always off (-D):

@@ -15,7 +15,10 @@ export interface RouteResponse {
 
 export interface RouteSpec<P extends AnyObjectSchema, Q extends AnyObjectSchema, B extends z.ZodType> {
   method: Method;
-  /** Fastify path syntax (`/v2/agents/:id`); the OpenAPI document shows `{id}`. */
+  /**
+   * Fastify path syntax, relative to the plugin the route is defined in (`/agents/:id` in the v2 plugin);
+   * the OpenAPI document shows the full path with `{id}`.
+   */
   url: string;
   operationId: string;
   summary: string;
@@ -60,6 +63,26 @@ export class RouteRegistry {
   readonly routes: RegisteredRoute[] = [];
 }
 
+/** A route ready to be registered on a Fastify instance: an entry of a route table. */
+export type RouteDefinition = (app: FastifyInstance, registry: RouteRegistry) => void;
+
+/** A route table entry; the table's routes are registered with `registerRoutes`. */
+export function route<
+  P extends AnyObjectSchema = AnyObjectSchema,
+  Q extends AnyObjectSchema = AnyObjectSchema,
+  B extends z.ZodType = z.ZodUndefined,
+>(spec: RouteSpec<P, Q, B>): RouteDefinition {
+  return (app, registry) => defineRoute(app, registry, spec);
+}
+
+export function registerRoutes(
+  app: FastifyInstance,
+  registry: RouteRegistry,
+  table: readonly RouteDefinition[],
+): void {
+  for (const define of table) define(app, registry);
+}
+
 /** Registers a route on `app` whose params, query and body are parsed by their zod schemas. */
 export function defineRoute<
   P extends AnyObjectSchema = AnyObjectSchema,
@@ -67,9 +90,12 @@ export function defineRoute<
   B extends z.ZodType = z.ZodUndefined,
 >(app: FastifyInstance, registry: RouteRegistry, spec: RouteSpec<P, Q, B>): void {
   const needsAuth = spec.auth ?? true;
+  if (app.prefix && spec.url.startsWith(`${app.prefix}/`)) {
+    throw new Error(`${spec.operationId}: url ${spec.url} repeats the plugin's prefix ${app.prefix}`);
+  }
   registry.routes.push({
     method: spec.method,
-    url: spec.url,
+    url: `${app.prefix}${spec.url}`,
     operationId: spec.operationId,
     summary: spec.summary,
     tag: spec.tag,

@@ -44,7 +44,7 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
 }
 
 /** Every error leaves as the spec's envelope; faults are logged with their stack, never with request secrets. */
-export function registerErrorHandling(app: FastifyInstance, options: { bodyLimitBytes: number }): void {
+export function setEnvelopeErrorHandler(app: FastifyInstance, options: { bodyLimitBytes: number }): void {
   app.setErrorHandler((rawError: FastifyError, request, reply) => {
     if (isApiError(rawError)) return sendApiError(reply, rawError);
     const translated = translateFastifyError(rawError, options.bodyLimitBytes);
@@ -61,8 +61,24 @@ export function registerErrorHandling(app: FastifyInstance, options: { bodyLimit
     request.log.error({ err: rawError, route: request.routeOptions.url }, 'request failed');
     return sendApiError(reply, new ApiError('internal', 'internal error; retry with backoff'));
   });
+}
+
+/** An unknown route under a product's prefix, in that product's envelope. */
+export function setEnvelopeNotFound(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) =>
     sendApiError(reply, new ApiError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)),
+  );
+}
+
+/**
+ * The server's own error handling, outside any product: errors of its own routes (health, recordings, carrier
+ * callbacks) in the envelope, a plain 404 for a path no product serves (no product's envelope claims it), and
+ * 503 while closing.
+ */
+export function registerErrorHandling(app: FastifyInstance, options: { bodyLimitBytes: number }): void {
+  setEnvelopeErrorHandler(app, options);
+  app.setNotFoundHandler((_request, reply) =>
+    reply.code(404).type('text/plain; charset=utf-8').send('not found'),
   );
   refuseRequestsWhileClosing(app);
 }

@@ -119,6 +119,7 @@ export const listCallsQuery = listQuery('call')
     created_before: createdAt.optional().describe('Calls created before this time'),
   })
   .strict();
+export type ListCallsQuery = z.output<typeof listCallsQuery>;
 
 export const callSchema = z.object({
   id: z.string(),

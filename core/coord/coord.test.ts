@@ -8,8 +8,8 @@ import net from 'node:net';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { RedisServer, redisServerAvailable } from '../../test/support/redis-server.ts';
-import { redisUrl, uniqueName } from '../../test/support/services.ts';
 import { ManualClock } from '../clock.ts';
+import { redisUrl, uniqueName } from '../testing/services.ts';
 import {
   type ConnectionChange,
   type Coordinator,

@@ -2,7 +2,7 @@
  * Calls and the outbox of webhook events as the store holds them (re-exported by types.ts).
  * Times are epoch milliseconds; money is integer paise.
  */
-import type { JsonObject, Page } from './types.ts';
+import type { JsonObject, Page } from './values.ts';
 
 /** The ten call statuses of the interface ("Call status"). */
 export const CALL_STATUSES = [

@@ -1,4 +1,4 @@
-import type { Page } from './types.ts';
+import type { Page } from './values.ts';
 
 /** Page sizes the store accepts; the API narrows further. */
 export function assertLimit(limit: number): number {

@@ -4,10 +4,11 @@
  * Times are epoch milliseconds; money is integer paise.
  */
 import type { CallRepo, EventRepo } from './call-types.ts';
+import type { JsonObject, Page } from './values.ts';
 
 export * from './call-types.ts';
 
-export type JsonObject = { [key: string]: unknown };
+export type { JsonObject, Page } from './values.ts';
 export type WorkspaceMode = 'sandbox' | 'production';
 
 export interface Workspace {
@@ -89,11 +90,6 @@ export interface AgentRevisionRecord {
   restoredFrom: number | null;
   content: JsonObject;
   createdAt: number;
-}
-
-export interface Page<T> {
-  items: T[];
-  hasMore: boolean;
 }
 
 export interface AgentRepo {

@@ -162,17 +162,19 @@ for (const backend of await backends()) {
       assert.equal((await api('GET', `/v2/agents/${r.body.id}`)).body.first_message, 'नमस्ते {{name}}, कैसे हैं?');
     });
 
-    test('unknown routes and methods: 404 not_found in the envelope', async () => {
+    test('unknown v2 routes and methods: 404 not_found in the envelope; outside v2 a plain 404', async () => {
       const api = client(p.url, p.apiKey);
       for (const [method, path] of [
         ['GET', '/v2/nothing'],
         ['POST', '/v2/wallet'],
-        ['GET', '/'],
       ] as const) {
         const r = await api(method, path);
         assert.equal(r.status, 404, `${method} ${path}`);
         assert.equal(errorCode(r), 'not_found');
       }
+      const root = await api('GET', '/');
+      assert.equal(root.status, 404);
+      assert.equal(root.text, 'not found');
     });
   });
 

@@ -123,6 +123,25 @@ describe('contract, voices, health, metrics', () => {
     }
   });
 
+  test('v2 is one plugin: its errors and unknown routes answer in its envelope, a path outside it a plain 404', async () => {
+    const api = client(p.url, p.apiKey);
+    const unauthenticated = await request(p.url, 'GET', '/v2/calls');
+    assert.equal(unauthenticated.status, 401);
+    assert.equal(errorCode(unauthenticated), 'unauthorized');
+    const invalid = await api('GET', '/v2/calls?limit=0');
+    assert.equal(invalid.status, 400);
+    assert.equal(errorCode(invalid), 'invalid_request');
+    const unknownV2 = await api('GET', '/v2/no-such-resource');
+    assert.equal(unknownV2.status, 404);
+    assert.equal(errorCode(unknownV2), 'not_found');
+
+    for (const path of ['/no-such-product', '/v1/no-such-resource', '/v2x/calls']) {
+      const outside = await api('GET', path);
+      assert.equal(outside.status, 404, path);
+      assert.match(outside.headers.get('content-type') ?? '', /^text\/plain/, path);
+      assert.equal(outside.text, 'not found', path);
+    }
+  });
   test('GET /v2/voices lists local voices for each of the ten languages of live STT', async () => {
     const api = client(p.url, p.apiKey);
     const r = await api<{

@@ -25,7 +25,7 @@ export function registerAgentRoutes(
 
   defineRoute(app, registry, {
     method: 'POST',
-    url: '/v2/agents',
+    url: '/agents',
     operationId: 'createAgent',
     summary: 'Create an agent (revision 1)',
     tag,
@@ -40,7 +40,7 @@ export function registerAgentRoutes(
 
   defineRoute(app, registry, {
     method: 'GET',
-    url: '/v2/agents',
+    url: '/agents',
     operationId: 'listAgents',
     summary: 'List agents, newest first (cursor-paginated)',
     tag,
@@ -56,7 +56,7 @@ export function registerAgentRoutes(
 
   defineRoute(app, registry, {
     method: 'GET',
-    url: '/v2/agents/:id',
+    url: '/agents/:id',
     operationId: 'getAgent',
     summary: 'Read an agent at its current revision',
     tag,
@@ -68,7 +68,7 @@ export function registerAgentRoutes(
 
   defineRoute(app, registry, {
     method: 'PATCH',
-    url: '/v2/agents/:id',
+    url: '/agents/:id',
     operationId: 'updateAgent',
     summary:
       'Change some settings (a new revision); objects merge one level deep, null clears flow and calls_from',
@@ -85,7 +85,7 @@ export function registerAgentRoutes(
 
   defineRoute(app, registry, {
     method: 'DELETE',
-    url: '/v2/agents/:id',
+    url: '/agents/:id',
     operationId: 'deleteAgent',
     summary: 'Delete an agent (soft delete; it then answers 404)',
     tag,
@@ -105,7 +105,7 @@ export function registerAgentRoutes(
 
   defineRoute(app, registry, {
     method: 'GET',
-    url: '/v2/agents/:id/flow',
+    url: '/agents/:id/flow',
     operationId: 'getAgentFlow',
     summary: "Read the agent's flow graph (404 when the agent is single-prompt)",
     tag,
@@ -128,7 +128,7 @@ export function registerAgentRoutes(
 
   defineRoute(app, registry, {
     method: 'PUT',
-    url: '/v2/agents/:id/flow',
+    url: '/agents/:id/flow',
     operationId: 'saveAgentFlow',
     summary:
       'Replace the flow graph (a new revision); makes a single-prompt agent node-based. 200 with the agent',

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { StreamTokens } from '../../../core/auth/stream-tokens.ts';
 import { admitCall } from '../../../core/calls/admission.ts';
@@ -26,13 +26,15 @@ import {
   sendJsonResponse,
 } from '../../http/idempotency.ts';
 import { listBody, listEnvelope, resolveCursor } from '../../http/pagination.ts';
-import { defineRoute, type RouteRegistry } from '../../http/route.ts';
+import { type RouteDefinition, type RouteRegistry, registerRoutes, route } from '../../http/route.ts';
 import { RECORDING_LINK_TTL_SECS, RecordingLinks } from '../../http/signed-url.ts';
+import type { AuthContext } from '../../plugins/auth.ts';
 import {
   type CreateCallBody,
   callSchema,
   createCallBody,
   createdCallSchema,
+  type ListCallsQuery,
   listCallsQuery,
   transcriptSchema,
 } from '../../schemas/call.ts';
@@ -100,14 +102,62 @@ function apiBaseUrl(request: FastifyRequest, publicApiUrl: string | undefined): 
   return `${request.protocol}://${request.host}`;
 }
 
-export function registerCallRoutes(app: FastifyInstance, registry: RouteRegistry, deps: CallRouteDeps): void {
-  const tag = 'Calls';
-  const params = idParams('call');
-  const { store, coord, artifacts } = deps;
-  const clock = deps.clock ?? systemClock;
-  const { lifecycle } = deps;
-  const links = new RecordingLinks(deps.secretKey);
-  const wakeDialers = announceQueued(coord);
+/** The call routes' work, one named handler per route. */
+class CallHandlers {
+  private readonly clock: Clock;
+  private readonly links: RecordingLinks;
+  private readonly wakeDialers: () => void;
+
+  constructor(private readonly deps: CallRouteDeps) {
+    this.clock = deps.clock ?? systemClock;
+    this.links = new RecordingLinks(deps.secretKey);
+    this.wakeDialers = announceQueued(deps.coord);
+  }
+
+  /** Admits the call (once per idempotency key, when one is sent) and wakes the dialers. */
+  readonly create = async ({ auth, body, request, reply }: HandlerContext<CreateCallBody>) => {
+    const key = idempotencyKeyOf(request.headers);
+    const gatewayUrl = this.deps.gatewayUrl();
+    checkServable(body, this.deps.config.allowPrivateWebhooks, gatewayUrl);
+    const admit = () => this.admit(auth.workspaceId, body, gatewayUrl);
+    const response =
+      key === undefined
+        ? await freshResponse(admit)
+        : await respondOnce(
+            this.deps.store.idempotency,
+            {
+              workspaceId: auth.workspaceId,
+              key,
+              requestHash: requestHash({
+                method: request.method,
+                path: request.url.split('?')[0] ?? request.url,
+                body: request.body,
+              }),
+            },
+            admit,
+          );
+    return sendJsonResponse(reply, response);
+  };
+
+  private async admit(workspaceId: string, body: CreateCallBody, gatewayUrl: string | undefined) {
+    const call = await admitCall(
+      this.deps.store,
+      {
+        workspaceId,
+        agentId: body.agent_id,
+        channel: body.channel,
+        to: body.to,
+        tier: body.tier,
+        maxDurationSecs: body.max_duration_secs,
+        variables: body.variables,
+        webhookUrl: body.webhook_url,
+      },
+      { announce: announceThrough(this.deps.coord) },
+    );
+    this.wakeDialers();
+    if (call.channel !== 'web' || !gatewayUrl) return { status: 202, body: callObject(call) };
+    return { status: 202, body: { ...callObject(call), web: this.webJoin(call, gatewayUrl) } };
+  }
 
   /**
    * What a browser joins a web call with. The token lives the join window from the call's creation, the same
@@ -115,9 +165,9 @@ export function registerCallRoutes(app: FastifyInstance, registry: RouteRegistry
    * the workspace's live calls keeps its place; the browser holds its connection open meanwhile. `page_url`
    * opens the gateway's demo page, which joins at once (`autostart=1`).
    */
-  const webJoin = (call: CallRecord, gatewayUrl: string) => {
-    const expiresAt = webJoinDeadline(call, deps.config.webCallJoinMs);
-    const token = deps.streamTokens.mint(call.id, 'web', Math.max(1, expiresAt - clock.now()));
+  private webJoin(call: CallRecord, gatewayUrl: string) {
+    const expiresAt = webJoinDeadline(call, this.deps.config.webCallJoinMs);
+    const token = this.deps.streamTokens.mint(call.id, 'web', Math.max(1, expiresAt - this.clock.now()));
     const base = gatewayUrl.replace(/\/+$/, '');
     const query = `call_id=${call.id}&token=${encodeURIComponent(token)}&autostart=1`;
     return {
@@ -126,182 +176,176 @@ export function registerCallRoutes(app: FastifyInstance, registry: RouteRegistry
       expires_at: isoTime(expiresAt),
       page_url: `${base.replace(/^ws/, 'http')}/web/static/index.html?${query}`,
     };
+  }
+
+  readonly list = async ({ auth, query }: { auth: AuthContext; query: ListCallsQuery }) => {
+    const after = resolveCursor(query, 'call');
+    const page = await this.deps.store.calls.list(auth.workspaceId, {
+      limit: query.limit,
+      after,
+      status: query.status,
+      agentId: query.agent_id,
+      createdFrom: query.created_after,
+      createdTo: query.created_before,
+    });
+    return listBody(page.items.map(callObject), page.hasMore, (c) => c.id);
   };
 
-  const callOf = async (workspaceId: string, id: string): Promise<CallRecord> => {
-    const call = isId('call', id) ? await store.calls.get(workspaceId, id) : undefined;
+  readonly get = async ({ auth, params }: WithCallId) =>
+    callObject(await this.callOf(auth.workspaceId, params.id));
+
+  /** Ends the call `aborted` and, when it was ringing or live, tells its carrier or gateway to hang up. */
+  readonly abort = async ({ auth, params }: WithCallId) => {
+    if (!isId('call', params.id)) throw notFound('call');
+    const { call, hangUp } = await this.deps.lifecycle.abort(auth.workspaceId, params.id);
+    if (hangUp) {
+      await sendCallCommand(this.deps.coord, {
+        type: 'hangup',
+        workspaceId: call.workspaceId,
+        callId: call.id,
+        carrier: call.carrier,
+        carrierCallId: call.carrierCallId,
+      });
+    }
+    return callObject(call);
+  };
+
+  readonly transcript = async ({ auth, params }: WithCallId) => {
+    const call = await this.callOf(auth.workspaceId, params.id);
+    const turns = await this.deps.artifacts.readTranscript(call.workspaceId, call.id);
+    if (!turns) throw notFound('transcript');
+    return { object: 'transcript' as const, call_id: call.id, turns };
+  };
+
+  /** Redirects to a signed link, so the download needs no key. */
+  readonly recording = async ({ auth, params, request, reply }: WithCallId) => {
+    const call = await this.callOf(auth.workspaceId, params.id);
+    if ((await this.deps.artifacts.recordingSize(call.workspaceId, call.id)) === undefined)
+      throw notFound('recording');
+    const link = this.links.pathFor(call.workspaceId, call.id, this.clock.now());
+    return reply
+      .header('cache-control', 'no-store')
+      .redirect(`${apiBaseUrl(request, this.deps.config.publicApiUrl)}${link}`, 302);
+  };
+
+  private async callOf(workspaceId: string, id: string): Promise<CallRecord> {
+    const call = isId('call', id) ? await this.deps.store.calls.get(workspaceId, id) : undefined;
     if (!call) throw notFound('call');
     return call;
-  };
+  }
+}
 
-  defineRoute(app, registry, {
-    method: 'POST',
-    url: '/v2/calls',
-    operationId: 'createCall',
-    summary: `Place a call (202, status queued). Send an ${IDEMPOTENCY_HEADER} header (at most 255 characters, kept 24 hours) to make retries safe; a replay carries ${REPLAYED_HEADER}: true`,
-    tag,
-    body: createCallBody,
-    responses: {
-      202: {
-        description:
-          'The call, queued; a web call also carries `web`, what a browser needs to join. A replay returns the original response byte for byte',
-        schema: createdCallSchema,
+interface HandlerContext<B> {
+  auth: AuthContext;
+  body: B;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+interface WithCallId {
+  auth: AuthContext;
+  params: { id: string };
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+const tag = 'Calls';
+const params = idParams('call');
+
+/** The call routes, under the v2 prefix. */
+function callRoutes(handlers: CallHandlers): RouteDefinition[] {
+  return [
+    route({
+      method: 'POST',
+      url: '/calls',
+      operationId: 'createCall',
+      summary: `Place a call (202, status queued). Send an ${IDEMPOTENCY_HEADER} header (at most 255 characters, kept 24 hours) to make retries safe; a replay carries ${REPLAYED_HEADER}: true`,
+      tag,
+      body: createCallBody,
+      responses: {
+        202: {
+          description:
+            'The call, queued; a web call also carries `web`, what a browser needs to join. A replay returns the original response byte for byte',
+          schema: createdCallSchema,
+        },
       },
-    },
-    errors: [
-      'invalid_request',
-      'insufficient_balance',
-      'not_found',
-      'duplicate_call',
-      'rate_limited',
-      'not_implemented',
-      'tier_unavailable',
-    ],
-    handler: async ({ auth, body, request, reply }) => {
-      const key = idempotencyKeyOf(request.headers);
-      const gatewayUrl = deps.gatewayUrl();
-      checkServable(body, deps.config.allowPrivateWebhooks, gatewayUrl);
-      const admit = async () => {
-        const call = await admitCall(
-          store,
-          {
-            workspaceId: auth.workspaceId,
-            agentId: body.agent_id,
-            channel: body.channel,
-            ...(body.to !== undefined ? { to: body.to } : {}),
-            ...(body.tier !== undefined ? { tier: body.tier } : {}),
-            ...(body.max_duration_secs !== undefined ? { maxDurationSecs: body.max_duration_secs } : {}),
-            ...(body.variables !== undefined ? { variables: body.variables } : {}),
-            ...(body.webhook_url !== undefined ? { webhookUrl: body.webhook_url } : {}),
-          },
-          { announce: announceThrough(coord) },
-        );
-        wakeDialers();
-        if (call.channel !== 'web' || !gatewayUrl) return { status: 202, body: callObject(call) };
-        return { status: 202, body: { ...callObject(call), web: webJoin(call, gatewayUrl) } };
-      };
-      const response =
-        key === undefined
-          ? await freshResponse(admit)
-          : await respondOnce(
-              store.idempotency,
-              {
-                workspaceId: auth.workspaceId,
-                key,
-                requestHash: requestHash({
-                  method: request.method,
-                  path: request.url.split('?')[0] ?? request.url,
-                  body: request.body,
-                }),
-              },
-              admit,
-            );
-      return sendJsonResponse(reply, response);
-    },
-  });
-
-  defineRoute(app, registry, {
-    method: 'GET',
-    url: '/v2/calls',
-    operationId: 'listCalls',
-    summary: 'List calls, newest first (cursor-paginated); filter by status, agent_id and creation time',
-    tag,
-    query: listCallsQuery,
-    responses: { 200: { description: 'A page of calls', schema: listEnvelope(callSchema) } },
-    errors: ['invalid_request'],
-    handler: async ({ auth, query }) => {
-      const after = resolveCursor(query, 'call');
-      const page = await store.calls.list(auth.workspaceId, {
-        limit: query.limit,
-        ...(after ? { after } : {}),
-        ...(query.status ? { status: query.status } : {}),
-        ...(query.agent_id ? { agentId: query.agent_id } : {}),
-        ...(query.created_after !== undefined ? { createdFrom: query.created_after } : {}),
-        ...(query.created_before !== undefined ? { createdTo: query.created_before } : {}),
-      });
-      return listBody(page.items.map(callObject), page.hasMore, (c) => c.id);
-    },
-  });
-
-  defineRoute(app, registry, {
-    method: 'GET',
-    url: '/v2/calls/:id',
-    operationId: 'getCall',
-    summary: 'Read a call (the same object webhook events carry)',
-    tag,
-    params,
-    responses: { 200: { description: 'The call', schema: callSchema } },
-    errors: ['not_found'],
-    handler: async ({ auth, params: p }) => callObject(await callOf(auth.workspaceId, p.id)),
-  });
-
-  defineRoute(app, registry, {
-    method: 'POST',
-    url: '/v2/calls/:id/abort',
-    operationId: 'abortCall',
-    summary: 'Abort a queued, ringing or live call (never billed); an ended call is 409 conflict',
-    tag,
-    params,
-    body: z.object({}).strict(),
-    bodyOptional: true,
-    responses: { 200: { description: 'The call, aborted', schema: callSchema } },
-    errors: ['not_found', 'conflict'],
-    handler: async ({ auth, params: p }) => {
-      if (!isId('call', p.id)) throw notFound('call');
-      const { call, hangUp } = await lifecycle.abort(auth.workspaceId, p.id);
-      if (hangUp) {
-        await sendCallCommand(coord, {
-          type: 'hangup',
-          workspaceId: call.workspaceId,
-          callId: call.id,
-          carrier: call.carrier,
-          carrierCallId: call.carrierCallId,
-        });
-      }
-      return callObject(call);
-    },
-  });
-
-  defineRoute(app, registry, {
-    method: 'GET',
-    url: '/v2/calls/:id/transcript',
-    operationId: 'getCallTranscript',
-    summary: 'The turn-by-turn transcript as spoken',
-    tag,
-    params,
-    responses: { 200: { description: 'The transcript', schema: transcriptSchema } },
-    errors: ['not_found'],
-    handler: async ({ auth, params: p }) => {
-      const call = await callOf(auth.workspaceId, p.id);
-      const turns = await artifacts.readTranscript(call.workspaceId, call.id);
-      if (!turns) throw notFound('transcript');
-      return { object: 'transcript' as const, call_id: call.id, turns };
-    },
-  });
-
-  defineRoute(app, registry, {
-    method: 'GET',
-    url: '/v2/calls/:id/recording',
-    operationId: 'getCallRecording',
-    summary: `Redirect (302) to a signed download link of the two-channel WAV, valid ${RECORDING_LINK_TTL_SECS / 60} minutes`,
-    tag,
-    params,
-    responses: {
-      302: {
-        description:
-          'Location: the signed link (GET /recordings/{workspace_id}/{call_id}.wav), no key needed',
-        headers: { Location: 'the signed link' },
+      errors: [
+        'invalid_request',
+        'insufficient_balance',
+        'not_found',
+        'duplicate_call',
+        'rate_limited',
+        'not_implemented',
+        'tier_unavailable',
+      ],
+      handler: handlers.create,
+    }),
+    route({
+      method: 'GET',
+      url: '/calls',
+      operationId: 'listCalls',
+      summary: 'List calls, newest first (cursor-paginated); filter by status, agent_id and creation time',
+      tag,
+      query: listCallsQuery,
+      responses: { 200: { description: 'A page of calls', schema: listEnvelope(callSchema) } },
+      errors: ['invalid_request'],
+      handler: handlers.list,
+    }),
+    route({
+      method: 'GET',
+      url: '/calls/:id',
+      operationId: 'getCall',
+      summary: 'Read a call (the same object webhook events carry)',
+      tag,
+      params,
+      responses: { 200: { description: 'The call', schema: callSchema } },
+      errors: ['not_found'],
+      handler: handlers.get,
+    }),
+    route({
+      method: 'POST',
+      url: '/calls/:id/abort',
+      operationId: 'abortCall',
+      summary: 'Abort a queued, ringing or live call (never billed); an ended call is 409 conflict',
+      tag,
+      params,
+      body: z.object({}).strict(),
+      bodyOptional: true,
+      responses: { 200: { description: 'The call, aborted', schema: callSchema } },
+      errors: ['not_found', 'conflict'],
+      handler: handlers.abort,
+    }),
+    route({
+      method: 'GET',
+      url: '/calls/:id/transcript',
+      operationId: 'getCallTranscript',
+      summary: 'The turn-by-turn transcript as spoken',
+      tag,
+      params,
+      responses: { 200: { description: 'The transcript', schema: transcriptSchema } },
+      errors: ['not_found'],
+      handler: handlers.transcript,
+    }),
+    route({
+      method: 'GET',
+      url: '/calls/:id/recording',
+      operationId: 'getCallRecording',
+      summary: `Redirect (302) to a signed download link of the two-channel WAV, valid ${RECORDING_LINK_TTL_SECS / 60} minutes`,
+      tag,
+      params,
+      responses: {
+        302: {
+          description:
+            'Location: the signed link (GET /recordings/{workspace_id}/{call_id}.wav), no key needed',
+          headers: { Location: 'the signed link' },
+        },
       },
-    },
-    errors: ['not_found'],
-    handler: async ({ auth, params: p, request, reply }) => {
-      const call = await callOf(auth.workspaceId, p.id);
-      if ((await artifacts.recordingSize(call.workspaceId, call.id)) === undefined)
-        throw notFound('recording');
-      const link = links.pathFor(call.workspaceId, call.id, clock.now());
-      return reply
-        .header('cache-control', 'no-store')
-        .redirect(`${apiBaseUrl(request, deps.config.publicApiUrl)}${link}`, 302);
-    },
-  });
+      errors: ['not_found'],
+      handler: handlers.recording,
+    }),
+  ];
+}
+
+export function registerCallRoutes(app: FastifyInstance, registry: RouteRegistry, deps: CallRouteDeps): void {
+  registerRoutes(app, registry, callRoutes(new CallHandlers(deps)));
 }

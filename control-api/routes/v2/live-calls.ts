@@ -44,7 +44,7 @@ export function registerLiveCallRoutes(
 
   defineRoute(app, registry, {
     method: 'POST',
-    url: '/v2/calls/:id/control',
+    url: '/calls/:id/control',
     operationId: 'controlCall',
     summary:
       'Live control of a web call in progress: say a line, end the call, mute or unmute the agent, add a message to its context',
@@ -82,7 +82,7 @@ export function registerLiveCallRoutes(
 
   defineRoute(app, registry, {
     method: 'GET',
-    url: '/v2/calls/:id/events',
+    url: '/calls/:id/events',
     operationId: 'streamCallEvents',
     summary:
       'Live events of a web call as Server-Sent Events: call.status (first, and at every change), transcript.partial, transcript.final, caller.turn (recognized: false and empty text when no words were recognised), agent.turn, interruption, latency (recognized says whether the turn answered had words); the stream ends after the terminal call.status',

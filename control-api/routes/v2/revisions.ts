@@ -26,7 +26,7 @@ export function registerAgentRevisionRoutes(
 
   defineRoute(app, registry, {
     method: 'GET',
-    url: '/v2/agents/:id/revisions',
+    url: '/agents/:id/revisions',
     operationId: 'listAgentRevisions',
     summary: 'List revisions, newest first; `starting_after` is a revision number',
     tag,
@@ -68,7 +68,7 @@ export function registerAgentRevisionRoutes(
 
   defineRoute(app, registry, {
     method: 'GET',
-    url: '/v2/agents/:id/revisions/:revision',
+    url: '/agents/:id/revisions/:revision',
     operationId: 'getAgentRevision',
     summary: 'Read one revision of an agent',
     tag,
@@ -81,7 +81,7 @@ export function registerAgentRevisionRoutes(
 
   defineRoute(app, registry, {
     method: 'POST',
-    url: '/v2/agents/:id/revisions/:revision/rollback',
+    url: '/agents/:id/revisions/:revision/rollback',
     operationId: 'rollbackAgent',
     summary: 'Roll back: a new revision whose settings are those of the given revision',
     tag,
@@ -96,7 +96,7 @@ export function registerAgentRevisionRoutes(
 
   defineRoute(app, registry, {
     method: 'POST',
-    url: '/v2/agents/:id/publish',
+    url: '/agents/:id/publish',
     operationId: 'publishAgent',
     summary: 'Publish a draft agent (a new revision with draft false); 409 when it is not a draft',
     tag,

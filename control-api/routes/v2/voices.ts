@@ -21,7 +21,7 @@ export function registerVoiceRoutes(
 ): void {
   defineRoute(app, registry, {
     method: 'GET',
-    url: '/v2/voices',
+    url: '/voices',
     operationId: 'listVoices',
     summary: 'The voice catalogue; filter with `language`, `gender` or `engine`',
     tag: 'Voices',

@@ -34,7 +34,7 @@ export function registerWalletRoutes(app: FastifyInstance, registry: RouteRegist
   const tag = 'Wallet';
   defineRoute(app, registry, {
     method: 'GET',
-    url: '/v2/wallet',
+    url: '/wallet',
     operationId: 'getWallet',
     summary: 'Balance, held and available amounts',
     tag,
@@ -45,7 +45,7 @@ export function registerWalletRoutes(app: FastifyInstance, registry: RouteRegist
 
   defineRoute(app, registry, {
     method: 'GET',
-    url: '/v2/wallet/transactions',
+    url: '/wallet/transactions',
     operationId: 'listWalletTransactions',
     summary: 'The ledger, newest first (cursor-paginated)',
     tag,

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import { redisUrl, uniqueName } from '../../../test/support/services.ts';
 import type { Clock } from '../../clock.ts';
+import { redisUrl, uniqueName } from '../../testing/services.ts';
 import { MemoryCoordinator } from '../memory.ts';
 import { RedisCoordinator } from '../redis.ts';
 import type { Coordinator } from '../types.ts';

@@ -1,14 +1,14 @@
 /**
  * The databases a conformance suite runs on: SQLite in a temporary directory always, PostgreSQL in a schema of
- * its own when the test environment names one (test/support/services.ts). For tests only.
+ * its own when the test environment names one (core/testing/services.ts). For tests only.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { postgresUrl, uniqueName } from '../../../test/support/services.ts';
 import type { Clock } from '../../clock.ts';
+import { postgresUrl, uniqueName } from '../../testing/services.ts';
 import { openStore, SQLITE_FILE_NAME } from '../index.ts';
 import type { Store } from '../types.ts';
 

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Resampler } from '../../../codecs/resample.ts';
+import { requiredInCi } from '../../../codecs/testing/ci.ts';
 import { readWav } from '../../../codecs/wav.ts';
-import { loadConfig } from '../../../core/config.ts';
 
 /**
  * Real speech for VAD tests, made by the eSpeak NG command line (Debian `espeak-ng`), and signals to mix it
@@ -24,7 +24,7 @@ const installed = espeakInstalled();
 
 /** For `test(name, { skip: espeakSkip }, ...)`: false when the test must run, else why it is skipped. */
 export const espeakSkip: string | false =
-  installed || loadConfig().ci ? false : `espeak-ng is not installed (${INSTALL_HINT}); speech tests skipped`;
+  installed || requiredInCi() ? false : `espeak-ng is not installed (${INSTALL_HINT}); speech tests skipped`;
 
 /** `text` spoken by eSpeak NG with `voice` (e.g. en-us, hi), as PCM16 mono 16 kHz, its own lead-in and tail included. */
 export function speak(text: string, voice = 'en-us', wordsPerMinute = 160): Int16Array {

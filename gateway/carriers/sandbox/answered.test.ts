@@ -11,7 +11,7 @@ import { ToneDetector, type ToneEvent } from '../../../pipeline/tone.ts';
 import { startTestGateway, type TestGateway, waitForSummary } from '../../testing/harness.ts';
 import { BEEP, HANG_UP_AFTER_MS } from './behaviour.ts';
 import { SandboxCarrier } from './originate.ts';
-import { AgentSide, callTo, OutcomeLog, sleep, until } from './test-support.ts';
+import { AgentSide, callTo, OutcomeLog, sleep, until } from './testing/callee-harness.ts';
 
 /** A frame louder than this carries sound; the callees' silence is digital zero. */
 const SOUND_RMS = 100;

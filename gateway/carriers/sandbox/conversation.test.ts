@@ -12,7 +12,7 @@ import { concat, sine } from '../../testing/audio.ts';
 import { startTestGateway, type TestGateway } from '../../testing/harness.ts';
 import { AGENT_PAUSE_MS } from './behaviour.ts';
 import { SandboxCarrier } from './originate.ts';
-import { AgentSide, type AgentStream, callTo, OutcomeLog, until } from './test-support.ts';
+import { AgentSide, type AgentStream, callTo, OutcomeLog, until } from './testing/callee-harness.ts';
 
 const SOUND_RMS = 100;
 const AGENT_LINES = ['Hello, is this Sam?', 'Sure, one moment.', 'Bye now.'];

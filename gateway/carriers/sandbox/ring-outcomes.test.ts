@@ -9,7 +9,7 @@ import { createTextToSpeech, type VoiceRouter } from '../../../engines/tts/index
 import { startTestGateway, type TestGateway } from '../../testing/harness.ts';
 import { MemoryTokenClaims, StreamTokens } from '../../tokens.ts';
 import { SandboxCarrier, type SandboxCarrierOptions } from './originate.ts';
-import { AgentSide, callTo, capturingLogger, OutcomeLog, sleep } from './test-support.ts';
+import { AgentSide, callTo, capturingLogger, OutcomeLog, sleep } from './testing/callee-harness.ts';
 
 const RING_MS = 300;
 const ANSWER_DELAY_MS = 100;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../core/errors.ts';
-import type { RouteRegistry } from '../http/route.ts';
+import { ApiError } from '../../../core/errors.ts';
+import type { RouteRegistry } from '../../http/route.ts';
 
 /**
  * Route groups of the interface that this deployment does not serve yet. They answer `501 not_implemented` in
@@ -8,15 +8,15 @@ import type { RouteRegistry } from '../http/route.ts';
  * document lists them with that answer.
  */
 const NOT_LIVE: ReadonlyArray<{ prefix: string; what: string }> = [
-  { prefix: '/v2/agents/flow', what: 'flow drafting, transcription and tests' },
-  { prefix: '/v2/campaigns', what: 'campaigns' },
-  { prefix: '/v2/dnc', what: 'the do-not-call list' },
-  { prefix: '/v2/phone-numbers', what: 'phone numbers' },
-  { prefix: '/v2/phone-pools', what: 'phone pools' },
-  { prefix: '/v2/telephony', what: 'number rental' },
-  { prefix: '/v2/transcriptions', what: 'transcriptions' },
-  { prefix: '/v2/speech', what: 'text to speech' },
-  { prefix: '/v2/stream-tokens', what: 'stream token minting' },
+  { prefix: '/agents/flow', what: 'flow drafting, transcription and tests' },
+  { prefix: '/campaigns', what: 'campaigns' },
+  { prefix: '/dnc', what: 'the do-not-call list' },
+  { prefix: '/phone-numbers', what: 'phone numbers' },
+  { prefix: '/phone-pools', what: 'phone pools' },
+  { prefix: '/telephony', what: 'number rental' },
+  { prefix: '/transcriptions', what: 'transcriptions' },
+  { prefix: '/speech', what: 'text to speech' },
+  { prefix: '/stream-tokens', what: 'stream token minting' },
 ];
 
 export function registerNotLiveRoutes(app: FastifyInstance, registry: RouteRegistry): void {
@@ -37,9 +37,9 @@ export function registerNotLiveRoutes(app: FastifyInstance, registry: RouteRegis
     }
     registry.routes.push({
       method: 'POST',
-      url: `${prefix}/*`,
-      operationId: `notLive${prefix.replace(/[^a-z]+(.)?/gi, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
-      summary: `Every method under ${prefix}: ${what}, not live yet (501 not_implemented)`,
+      url: `${app.prefix}${prefix}/*`,
+      operationId: `notLive${`${app.prefix}${prefix}`.replace(/[^a-z]+(.)?/gi, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      summary: `Every method under ${app.prefix}${prefix}: ${what}, not live yet (501 not_implemented)`,
       tag: 'Not live yet',
       auth: true,
       bodyOptional: true,

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { ScriptedDialogModel } from '../../engines/llm/providers/scripted.ts';
 import { useFakeServer } from '../../engines/llm/testing/openai-fixtures.ts';
 import { testAgent } from '../../pipeline/testing/agents.ts';
-import type { AgentSettings } from '../agents/types.ts';
+import type { AgentSettings } from '../../core/agents/types.ts';
 import {
   type AnalyzeCallOptions,
   analyzeCall,
@@ -12,8 +12,8 @@ import {
   TRANSCRIPT_CHARS_MAX,
   transcriptText,
   UNRECOGNIZED_SPEECH_LINE,
-} from './analysis.ts';
-import type { TranscriptEntry } from './artifacts.ts';
+} from '../../core/calls/analysis.ts';
+import type { TranscriptEntry } from '../../core/calls/artifacts.ts';
 
 const fake = useFakeServer();
 

@@ -10,25 +10,25 @@ import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { MemoryTokenClaims, StreamTokens } from '../../../core/auth/stream-tokens.ts';
-import { admitCall } from '../../../core/calls/admission.ts';
+import { MemoryTokenClaims, StreamTokens } from '../../core/auth/stream-tokens.ts';
+import { admitCall } from '../../core/calls/admission.ts';
 import {
   ringOutcomeOf,
   twilioSignature,
   verifyTwilioSignature,
-} from '../../../core/calls/carriers/twilio-status.ts';
-import { CallLifecycle } from '../../../core/calls/lifecycle.ts';
-import { fundedWorkspace } from '../../../core/calls/testing/workspaces.ts';
-import { storeTargets } from '../../../core/store/testing/targets.ts';
-import type { CallRecord, Store } from '../../../core/store/types.ts';
-import { TwilioCarrier } from '../../../gateway/carriers/twilio/originate.ts';
+} from '../../core/calls/carriers/twilio-status.ts';
+import { CallLifecycle } from '../../core/calls/lifecycle.ts';
+import { fundedWorkspace } from '../../core/calls/testing/workspaces.ts';
+import { storeTargets } from '../../core/store/testing/targets.ts';
+import type { CallRecord, Store } from '../../core/store/types.ts';
+import { TwilioCarrier } from '../../gateway/carriers/twilio/originate.ts';
 import {
   FakeTwilioRestServer,
   statusCallbackParams,
-} from '../../../gateway/carriers/twilio/testing/fake-rest-server.ts';
-import { RouteRegistry } from '../../http/route.ts';
-import { frameworkErrorHandler, registerErrorHandling } from '../../plugins/errors.ts';
-import { registerTwilioCallbackRoutes, TWILIO_STATUS_CALLBACK_PATH } from './twilio.ts';
+} from '../../gateway/carriers/twilio/testing/fake-rest-server.ts';
+import { RouteRegistry } from '../../control-api/http/route.ts';
+import { frameworkErrorHandler, registerErrorHandling } from '../../control-api/plugins/errors.ts';
+import { registerTwilioCallbackRoutes, TWILIO_STATUS_CALLBACK_PATH } from '../../control-api/routes/carriers/twilio.ts';
 
 /** Twilio's documented request-validation example (auth token `12345`). */
 const DOC_URL = 'https://mycompany.com/myapp.php?foo=1&bar=2';

@@ -1,0 +1,34 @@
+import type { AddressInfo } from 'node:net';
+import { buildApiApp } from '../../control-api/app.ts';
+import { listenErrorOf } from '../../core/listen-error.ts';
+import { VoiceCatalogue } from '../../engines/tts/catalogue.ts';
+import { loopbackHost, type SharedParts, type Teardown } from './parts.ts';
+
+/** The api role: the control API, listening; returns its base URL on this machine. */
+export async function startApiRole(parts: SharedParts, teardown: Teardown): Promise<string> {
+  const { config, logger } = parts;
+  const { app } = await buildApiApp({
+    config,
+    store: parts.store,
+    coord: parts.coord,
+    voices: VoiceCatalogue.load(),
+    metrics: parts.metrics,
+    logger,
+    artifacts: parts.artifacts,
+    secretKey: parts.secretKey,
+    streamTokens: parts.tokens,
+    gatewayUrl: () => config.publicGatewayUrl ?? parts.localGatewayUrl(),
+    lifecycle: parts.lifecycle,
+    speech: parts.engines?.coverage,
+    twilioAuthToken: config.twilio?.authToken,
+    clock: parts.clock,
+  });
+  teardown.add(() => app.close());
+  await app.listen({ host: config.host, port: config.port }).catch((error: unknown) => {
+    throw listenErrorOf('control API', config.host, config.port, error);
+  });
+  const address = app.server.address() as AddressInfo;
+  const url = `http://${loopbackHost(config.host)}:${address.port}`;
+  logger.info({ url }, 'control API listening');
+  return url;
+}

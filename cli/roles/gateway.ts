@@ -1,0 +1,57 @@
+import path from 'node:path';
+import { publishLiveEvent } from '../../core/calls/live-events.ts';
+import { CallStreams } from '../../gateway/calls/handler.ts';
+import { startGateway } from '../../gateway/server.ts';
+import { PipelineMetrics } from '../../pipeline/metrics.ts';
+import type { DrainableCalls } from '../drain.ts';
+import type { CallEngines } from '../engines.ts';
+import { loopbackHost, type SharedParts, type Teardown } from './parts.ts';
+
+export interface StartedGateway {
+  /** Base URL (ws://) of the media gateway on this machine. */
+  readonly url: string;
+  readonly liveCalls: DrainableCalls;
+  /** Stops taking new streams; the open ones carry on. */
+  stopAccepting(): Promise<void>;
+}
+
+/** The gateway role: the media gateway, each stream driving one call's pipeline. */
+export async function startGatewayRole(
+  parts: SharedParts,
+  engines: CallEngines,
+  teardown: Teardown,
+): Promise<StartedGateway> {
+  const { config, coord, logger } = parts;
+  const streams = new CallStreams({
+    store: parts.store,
+    lifecycle: parts.lifecycle,
+    slots: parts.slots,
+    artifacts: parts.artifacts,
+    engines: engines.engines,
+    engineNames: engines.names,
+    metrics: new PipelineMetrics(parts.metrics),
+    partialDir: path.join(config.dataDir, 'recordings', '.partial'),
+    nodeId: config.nodeId,
+    liveEvents: (callId, event) => {
+      publishLiveEvent(coord, callId, event).catch(() => {});
+    },
+  });
+  await streams.listen(coord);
+  teardown.add(() => streams.close());
+  const gateway = await startGateway({
+    host: config.host,
+    port: config.gatewayPort,
+    allowFallback: config.gatewayAllowFallback,
+    reusePort: config.gatewayReusePort,
+    tokens: parts.tokens,
+    handlerFactory: streams.handlerFactory,
+    endedCallEvent: streams.endedCallEvent,
+    registry: parts.metrics,
+    logger,
+    clock: parts.clock,
+  });
+  teardown.add(() => gateway.close());
+  const url = `ws://${loopbackHost(config.host)}:${gateway.port}`;
+  logger.info({ url }, 'media gateway listening');
+  return { url, liveCalls: streams, stopAccepting: async () => gateway.stopAccepting() };
+}

@@ -1,0 +1,113 @@
+import { carrierChooser, carriersOf } from '../../core/calls/carrier-choice.ts';
+import { Dialer } from '../../core/calls/dialer.ts';
+import { CallRecovery } from '../../core/calls/recovery.ts';
+import { WebhookDispatcher } from '../../core/events/dispatcher.ts';
+import type { DrainableCalls } from '../drain.ts';
+import type { CallEngines } from '../engines.ts';
+import { buildCarriers, whyNoCarrier } from './carriers.ts';
+import type { SharedParts, Teardown } from './parts.ts';
+
+/** How often a worker looks for calls whose node stopped, or that ring past the deadline. */
+const RECOVERY_SWEEP_MS = 5_000;
+
+export interface StartedWorker {
+  /** The sandbox carrier's simulated callees, when this worker runs them. */
+  readonly sandboxCalls: DrainableCalls | undefined;
+  /** Stops dialing queued calls. */
+  stopDialing(): Promise<void>;
+}
+
+/** The worker role: webhook dispatcher, dialer (with its carriers) and call recovery. */
+export async function startWorkerRole(
+  parts: SharedParts,
+  engines: CallEngines,
+  teardown: Teardown,
+  options: { webhookCa: string | undefined },
+): Promise<StartedWorker> {
+  await startDispatcher(parts, teardown, options.webhookCa);
+  const carriers = buildCarriers(parts, engines);
+  teardown.add(async () => {
+    await Promise.allSettled(carriersOf(carriers).map((carrier) => carrier.close()));
+  });
+  const dialer = new Dialer({
+    store: parts.store,
+    coord: parts.coord,
+    lifecycle: parts.lifecycle,
+    slots: parts.slots,
+    carriers: carriersOf(carriers),
+    carrierFor: carrierChooser(parts.store, carriers),
+    whyNoCarrier: () => whyNoCarrier(parts),
+    reportError: (err) => parts.logger.error({ err }, 'dialer failed'),
+    clock: parts.clock,
+  });
+  await dialer.start();
+  teardown.add(() => dialer.stop());
+  await startRecoverySweeps(parts, teardown);
+  parts.logger.info('worker role: dialer, call recovery and webhook dispatcher running');
+  const { sandbox } = carriers;
+  return {
+    // The simulated callees live here: a draining worker lets their calls end by their own rules too; the
+    // carrier's close hangs up the rest, and their gateways settle them.
+    sandboxCalls: sandbox && {
+      get live() {
+        return sandbox.activeCalls;
+      },
+      idle: () => sandbox.idle(),
+      endAll: async () => 0,
+    },
+    stopDialing: () => dialer.stop(),
+  };
+}
+
+async function startDispatcher(parts: SharedParts, teardown: Teardown, webhookCa: string | undefined) {
+  const { config, logger } = parts;
+  const dispatcher = new WebhookDispatcher({
+    store: parts.store,
+    coord: parts.coord,
+    retryScheduleMs: config.webhookRetryScheduleMs,
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivate: config.allowPrivateWebhooks,
+    extraCa: webhookCa,
+    clock: parts.clock,
+    onDeadLetter: (dead) =>
+      logger.warn(
+        {
+          event_id: dead.eventId,
+          type: dead.type,
+          call_id: dead.callId,
+          attempts: dead.attempts,
+          last_status: dead.status,
+          last_error: dead.error,
+        },
+        'webhook event dead-lettered',
+      ),
+  });
+  await dispatcher.start();
+  teardown.add(() => dispatcher.stop());
+}
+
+/** Ends calls whose node stopped or that ring past the deadline: once now, then on an interval. */
+async function startRecoverySweeps(parts: SharedParts, teardown: Teardown): Promise<void> {
+  const { logger, slots } = parts;
+  const recovery = new CallRecovery({
+    store: parts.store,
+    coord: parts.coord,
+    lifecycle: parts.lifecycle,
+    slots,
+    webJoinWindowMs: parts.config.webCallJoinMs,
+    clock: parts.clock,
+  });
+  const sweep = () =>
+    recovery.sweep().then(
+      (ended) => {
+        const calls = ended.map((c) => ({ id: c.id, status: c.status, ended_reason: c.endedReason }));
+        if (calls.length > 0)
+          logger.warn({ calls }, 'recovery ended calls: unanswered, or their node stopped');
+      },
+      (err: unknown) => logger.error({ err }, 'call recovery failed'),
+    );
+  await sweep();
+  // Often enough to renew the slots of web calls waiting for their browser within a short lease.
+  const sweeper = setInterval(sweep, Math.min(RECOVERY_SWEEP_MS, slots.renewEveryMs));
+  teardown.add(async () => clearInterval(sweeper));
+}

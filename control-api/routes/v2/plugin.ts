@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import { AgentService } from '../../../core/agents/service.ts';
+import type { ApiDeps } from '../../app.ts';
+import type { RouteRegistry } from '../../http/route.ts';
+import { registerBearerAuth } from '../../plugins/auth.ts';
+import { setEnvelopeErrorHandler, setEnvelopeNotFound } from '../../plugins/errors.ts';
+import { registerRateLimit } from '../../plugins/rate-limit.ts';
+import { registerAgentRoutes } from './agents.ts';
+import { registerCallRoutes } from './calls.ts';
+import { registerLiveCallRoutes } from './live-calls.ts';
+import { registerNotLiveRoutes } from './not-live.ts';
+import { registerAgentRevisionRoutes } from './revisions.ts';
+import { registerVoiceRoutes } from './voices.ts';
+import { registerWalletRoutes } from './wallet.ts';
+
+export const V2_PREFIX = '/v2';
+
+/**
+ * The v2 product as one encapsulated plugin: its Bearer-key authentication, per-key rate limit, `{error}`
+ * envelope (errors and unknown routes) and routes apply under `/v2` only, so a sibling product (legacy v1)
+ * keeps its own headers and bodies.
+ */
+export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: ApiDeps): void {
+  app.register(
+    async (v2) => {
+      setEnvelopeErrorHandler(v2, { bodyLimitBytes: deps.config.bodyLimitBytes });
+      setEnvelopeNotFound(v2);
+      registerBearerAuth(v2, deps.store.apiKeys);
+      registerRateLimit(v2, deps.coord, {
+        ratePerSec: deps.config.apiRatePerSec,
+        burst: deps.config.apiRateBurst,
+      });
+      const agents = new AgentService(deps.store, deps.voices);
+      registerAgentRoutes(v2, registry, agents);
+      registerAgentRevisionRoutes(v2, registry, agents);
+      registerVoiceRoutes(v2, registry, deps.voices);
+      registerWalletRoutes(v2, registry, deps.store);
+      registerCallRoutes(v2, registry, deps);
+      registerLiveCallRoutes(v2, registry, deps);
+      registerNotLiveRoutes(v2, registry);
+    },
+    { prefix: V2_PREFIX },
+  );
+}
