@@ -50,6 +50,8 @@ const AFTER_OPENING_QUIET_MS = 600;
 const DURING_OPENING_MS = 1500;
 /** The caller stays on this long after its last sound, for the agent's answer (or lack of one). */
 const TAIL_MS = 3000;
+/** A silent caller's own script is the wait: its call ends before the agent's re-prompt (6 s) is due. */
+const SILENCE_TAIL_MS = 300;
 
 interface Options {
   json: boolean;
@@ -148,11 +150,11 @@ async function runCase(
   let caller: WebCaller | undefined;
   try {
     caller = await placeCall(bench, c, rendered);
-    if ('after' in c.start) await caller.quietAfterAudio(AFTER_OPENING_QUIET_MS, OPENING_TIMEOUT_MS);
+    if ('after' in c.start) await caller.quietAfterFirstTurn(AFTER_OPENING_QUIET_MS, OPENING_TIMEOUT_MS);
     else await caller.heardAtLeast(c.start.intoOpeningMs ?? DURING_OPENING_MS, OPENING_TIMEOUT_MS);
     // Queued at once, so the parts follow each other frame by frame.
     const said = rendered.map((r) => caller?.say(r.audio) as Promise<Interval>);
-    const tail = caller.listen(TAIL_MS);
+    const tail = caller.listen(c.category === 'silence' ? SILENCE_TAIL_MS : TAIL_MS);
     const spans = await Promise.all(said);
     await tail;
     observation.beganMs = spans[0]?.startMs ?? 0;
@@ -293,7 +295,8 @@ async function main(): Promise<void> {
     log(
       `  response latency p50 ${summary.response_latency_p50_ms} ms, p95 ${summary.response_latency_p95_ms} ms; ` +
         `barge-in stop p50 ${summary.bargein_stop_p50_ms} ms, p95 ${summary.bargein_stop_p95_ms} ms ` +
-        `(${summary.bargein_not_stopped} not stopped); backchannel gap max ${summary.backchannel_gap_max_ms} ms`,
+        `(${summary.bargein_not_stopped} not stopped); backchannel gap max ${summary.backchannel_gap_max_ms} ms ` +
+        `(gap before the caller spoke, max ${summary.undisturbed_gap_max_ms} ms)`,
     );
     if (options.json) log(JSON.stringify(summary));
   } finally {

@@ -17,7 +17,7 @@ export type Category =
   | 'backchannel'
   /** A cough or a burst of line noise: nothing changes. */
   | 'noise'
-  /** The caller says nothing: neither does the agent (before its re-prompt is due). */
+  /** The caller says nothing: neither does the agent, before its re-prompt is due (6 s by default). */
   | 'silence';
 
 export const CATEGORIES: readonly Category[] = [
@@ -148,6 +148,6 @@ export const CORPUS: readonly ConversationCase[] = [
   { id: 'noise-line-over-agent', category: 'noise', start: DURING, parts: [{ noise: 'line', ms: 300 }] },
   { id: 'noise-cough-quiet', category: 'noise', start: AFTER, parts: [{ noise: 'cough', ms: 250 }] },
   { id: 'noise-line-quiet', category: 'noise', start: AFTER, parts: [{ noise: 'line', ms: 400 }] },
-  { id: 'silence-1', category: 'silence', start: AFTER, parts: [pause(3000)] },
-  { id: 'silence-2', category: 'silence', start: AFTER, parts: [pause(3000)] },
+  { id: 'silence-1', category: 'silence', start: AFTER, parts: [pause(4000)] },
+  { id: 'silence-2', category: 'silence', start: AFTER, parts: [pause(4500)] },
 ];

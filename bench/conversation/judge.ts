@@ -36,6 +36,8 @@ export interface CaseObservation {
 }
 
 export interface Verdict {
+  /** Longest gap in the agent's voice before the caller's first sound (cases over the agent). */
+  undisturbedGapMs?: number;
   id: string;
   category: Category;
   correct: boolean;
@@ -46,7 +48,14 @@ export interface Verdict {
 }
 
 export function judge(o: CaseObservation): Verdict {
-  const base = { id: o.id, category: o.category };
+  const onset = o.sounds[0]?.startMs;
+  const base = {
+    id: o.id,
+    category: o.category,
+    ...(o.overAgent && onset !== undefined && !o.error
+      ? { undisturbedGapMs: maxGap(o.heard, Number.NEGATIVE_INFINITY, onset) }
+      : {}),
+  };
   if (o.error) return { ...base, correct: false, why: `error: ${o.error}` };
   const first = o.sounds[0];
   const last = o.sounds.at(-1);
@@ -135,6 +144,11 @@ export interface ConversationSummary {
   bargein_stop_p50_ms: number | null;
   bargein_stop_p95_ms: number | null;
   backchannel_gap_max_ms: number | null;
+  /**
+   * The control: the longest gap in the agent's voice before the caller made a sound, over every case where
+   * the caller spoke over it. Gaps the platform leaves on its own (a loaded machine) show here too.
+   */
+  undisturbed_gap_max_ms: number | null;
   /** Barge-ins that never stopped the agent (they have no stop time). */
   bargein_not_stopped: number;
 }
@@ -152,6 +166,7 @@ export function summarize(verdicts: readonly Verdict[]): ConversationSummary {
   const gaps = verdicts.flatMap((v) =>
     v.category === 'backchannel' && v.gapMs !== undefined ? [v.gapMs] : [],
   );
+  const undisturbed = verdicts.flatMap((v) => (v.undisturbedGapMs === undefined ? [] : [v.undisturbedGapMs]));
   return {
     cases: verdicts.length,
     correct_pct: correct,
@@ -160,6 +175,7 @@ export function summarize(verdicts: readonly Verdict[]): ConversationSummary {
     bargein_stop_p50_ms: percentileOf(stops, 50),
     bargein_stop_p95_ms: percentileOf(stops, 95),
     backchannel_gap_max_ms: gaps.length === 0 ? null : Math.round(Math.max(...gaps)),
+    undisturbed_gap_max_ms: undisturbed.length === 0 ? null : Math.round(Math.max(...undisturbed)),
     bargein_not_stopped: bargeins.length - stops.length,
   };
 }

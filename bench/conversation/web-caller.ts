@@ -103,10 +103,15 @@ export class WebCaller {
     return this.#until(() => heardMs(this.record.heard, performance.now()) >= ms, timeoutMs);
   }
 
-  /** Resolves once agent audio has played and then nothing has played for `quietMs`. */
-  quietAfterAudio(quietMs: number, timeoutMs: number): Promise<void> {
+  /**
+   * Resolves once the agent's first turn has played out (the server's `agent.turn` says so: a pause between
+   * its clauses is not its end) and nothing has played for `quietMs` since.
+   */
+  quietAfterFirstTurn(quietMs: number, timeoutMs: number): Promise<void> {
     return this.#until(
-      () => this.record.firstAudioMs !== null && performance.now() - this.#playEndMs >= quietMs,
+      () =>
+        this.record.events.some((e) => e.type === 'agent.turn') &&
+        performance.now() - this.#playEndMs >= quietMs,
       timeoutMs,
     );
   }
