@@ -1,7 +1,7 @@
 /**
- * `npm run bench:conversation [-- --json] [-- --concurrency 3] [-- --only <id prefix>]`: turn-taking as a
- * caller hears it. Scripted callers (bench/conversation/corpus.ts: English, Hindi and Hinglish speech by eSpeak
- * NG, pauses, noise bursts) are played in real time through web calls into a started platform
+ * `npm run bench:conversation [-- --json] [--concurrency 3] [--only <id prefix>] [--behavior name=value]`:
+ * turn-taking as a caller hears it. Scripted callers (bench/conversation/corpus.ts: English, Hindi and Hinglish
+ * speech by eSpeak NG, pauses, noise bursts) are played in real time through web calls into a started platform
  * (`voiceagent serve`, every role, SQLite), whose engines are fakes on loopback that behave like the real
  * ones: a Deepgram-compatible live STT that times its messages from the audio it receives
  * (bench/conversation/scripted-stt.ts), an OpenAI-compatible chat model (first token after 300 ms, then 50
@@ -57,16 +57,29 @@ interface Options {
   json: boolean;
   concurrency: number;
   only: string | undefined;
+  /** Agent `behavior` settings to run with (`--behavior adaptive_interruptions=false`), e.g. the other side of
+   * the backchannel / barge-in trade-off. */
+  behavior: Record<string, string | number | boolean>;
+}
+
+function behaviorValue(raw: string): string | number | boolean {
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  const n = Number(raw);
+  return raw !== '' && Number.isFinite(n) ? n : raw;
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const options: Options = { json: false, concurrency: 3, only: undefined };
+  const options: Options = { json: false, concurrency: 3, only: undefined, behavior: {} };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json') options.json = true;
     else if (arg === '--concurrency') options.concurrency = Math.max(1, Math.min(8, Number(argv[++i]) || 1));
     else if (arg === '--only') options.only = argv[++i];
-    else throw new Error(`unknown option ${arg}`);
+    else if (arg === '--behavior') {
+      const [name, value] = (argv[++i] ?? '').split('=');
+      if (!name || value === undefined) throw new Error('--behavior takes name=value');
+      options.behavior[name] = behaviorValue(value);
+    } else throw new Error(`unknown option ${arg}`);
   }
   return options;
 }
@@ -270,7 +283,12 @@ async function main(): Promise<void> {
     await platform.serving();
     const apiUrl = platform.apiUrl as string;
     const agent = (first_message: string) =>
-      createAgents(apiUrl, [workspace], { voice: FAKE_ENGINES_VOICE, first_message, max_duration_secs: 60 });
+      createAgents(apiUrl, [workspace], {
+        voice: FAKE_ENGINES_VOICE,
+        first_message,
+        max_duration_secs: 60,
+        ...(Object.keys(options.behavior).length > 0 ? { behavior: options.behavior } : {}),
+      });
     const [[long], [short]] = await Promise.all([agent(LONG_OPENING), agent(SHORT_OPENING)]);
     if (!long || !short) throw new Error('no agents created');
     const bench: Bench = {
@@ -281,7 +299,15 @@ async function main(): Promise<void> {
       setup: new Lock(),
     };
     const began = performance.now();
-    log(`bench:conversation: ${cases.length} scripted calls, ${options.concurrency} at a time`);
+    const behavior =
+      Object.keys(options.behavior).length > 0 ? `, behavior ${JSON.stringify(options.behavior)}` : '';
+    log(
+      `bench:conversation: ${cases.length} scripted calls, ${options.concurrency} at a time${behavior}; ` +
+        `load average ${os
+          .loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')} on ${os.cpus().length} CPUs`,
+    );
     const verdicts = await runAll(bench, cases, options.concurrency, log);
     const summary = summarize(verdicts);
     log(
