@@ -31,36 +31,20 @@ function voiceOnCarrier() {
 
 const ms = (n: number) => new Int16Array(n * 16);
 
-test('a turn that plays out while held by a tentative barge-in does not hold the next turn back', async () => {
-  const { voice, sent, marks } = voiceOnCarrier();
-  const opening = voice.begin('opening', { interruptible: true, node: undefined });
-  voice.sink(opening).audio(opening.id, ms(200), 'Hello there.');
-  // The caller starts talking: what is not sent yet is held back. Everything was sent already, so the
-  // opening plays out at the carrier and the turn ends while the hold is on.
-  voice.pause();
-  const finished = voice.finish(opening, false);
-  for (const mark of marks()) voice.playbackAck(mark);
-  assert.deepEqual(await finished, { ms: 200, text: 'Hello there.' });
-
-  const reply = voice.begin('reply', { interruptible: true, node: undefined });
-  const before = sent.length;
-  voice.sink(reply).audio(reply.id, ms(100), 'Your order ships today.');
-  assert.deepEqual(
-    sent.slice(before).map((s) => s.kind),
-    ['audio', 'mark'],
-    'the reply goes to the carrier at once',
-  );
-});
-
-test('a hold keeps back what is not sent yet until the episode resumes', () => {
-  const { voice, sent } = voiceOnCarrier();
+test('caller speech over the agent holds nothing back: audio keeps flowing until a stop clears the carrier', () => {
+  const { voice, sent, marks, listening } = voiceOnCarrier();
   const reply = voice.begin('reply', { interruptible: true, node: undefined });
   const sink = voice.sink(reply);
-  sink.audio(reply.id, ms(100), 'First part.');
-  voice.pause();
-  sink.audio(reply.id, ms(100), 'Second part.');
+  sink.audio(reply.id, ms(200), 'First part of the reply.');
+  assert.equal(listening.started, 1);
+  for (const mark of marks()) voice.playbackAck(mark);
+  sink.audio(reply.id, ms(200), 'Second part.');
   const audioSent = () => sent.filter((s) => s.kind === 'audio').length;
-  assert.equal(audioSent(), 1);
-  voice.resume();
-  assert.equal(audioSent(), 2);
+  assert.equal(audioSent(), 2, 'no hold while the interruption is being decided');
+  const stopped = voice.stop(true);
+  assert.equal(sent.at(-1)?.kind, 'clear', 'a stop flushes what the carrier holds at once');
+  assert.deepEqual(stopped?.heard, { ms: 200, text: 'First part of the reply.' });
+  assert.equal(listening.stopped, 1);
+  sink.audio(reply.id, ms(100), 'Late audio of the stopped turn.');
+  assert.equal(audioSent(), 2, "a stopped turn's late audio never reaches the carrier");
 });

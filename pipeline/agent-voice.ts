@@ -127,15 +127,6 @@ export class AgentVoice {
     this.playout.onPlaybackAck(mark);
   }
 
-  /** A tentative barge-in: hold back what is not sent yet. */
-  pause(): void {
-    this.playout.pause();
-  }
-
-  resume(): void {
-    this.playout.resume();
-  }
-
   /**
    * Stops the current turn now: the carrier is cleared, the model and speech aborted, and the conversation and
    * transcript keep only what the caller heard. Null when no turn is current.
@@ -175,9 +166,6 @@ export class AgentVoice {
     });
     this.active = null;
     this.playout.forget(turn.id);
-    // A hold (a tentative barge-in) is on the turn that was playing: a turn that played out under it must not
-    // leave the next turn silent.
-    this.playout.resume();
     if (turn.playingSinceMs !== null) this.deps.listening.agentStopped();
   }
 }

@@ -1,8 +1,7 @@
 /**
  * Barge-in end to end, with real speech (eSpeak NG) as caller frames: a caller who talks over a reply stops it
  * within 100 ms of call time of the decision and the model's context keeps only what was heard; backchannels
- * ("haan", "ok", "hmm") do not stop the agent; a cough with no words pauses the reply, which then resumes where
- * it paused. The model is the OpenAI-compatible provider against a fake server on loopback (its requests show
+ * ("haan", "ok", "hmm") do not stop the agent; a cough with no words leaves the reply playing, without a hole. The model is the OpenAI-compatible provider against a fake server on loopback (its requests show
  * the context), or the scripted dialog engine.
  */
 import assert from 'node:assert/strict';
@@ -14,7 +13,7 @@ import { FakeOpenAiServer } from '../engines/llm/testing/fake-openai-server.ts';
 import { CUT_OFF_MARK } from './heard-context.ts';
 import type { Speaker } from './reply.ts';
 import { testAgent } from './testing/agents.ts';
-import { coughLike, durationMs, silence, speech } from './testing/caller-audio.ts';
+import { coughLike, silence, speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
 import { RecordingSpeaker, type Synthesis } from './testing/recording-speaker.ts';
 import { CallHarness, ENGINE_WAIT_MS } from './testing/session-harness.ts';
@@ -203,7 +202,7 @@ describe('barge-in with real speech', () => {
 
     const episodes = call.all('interruption').map((e) => e.event.event);
     assert.ok(
-      episodes.some((e) => e.type === 'paused'),
+      episodes.some((e) => e.type === 'heard'),
       `the caller's speech was heard: ${call.log()}`,
     );
     assert.equal(episodes.filter((e) => e.type === 'interrupted').length, 0, call.log());
@@ -216,7 +215,7 @@ describe('barge-in with real speech', () => {
     assert.equal(outcome.transcript[0]?.interrupted, false);
   });
 
-  test('a cough with no words pauses the reply, which resumes where it paused', async () => {
+  test('a cough with no words is heard but holds nothing back: the reply plays on without a gap', async () => {
     const opening =
       'Hello Ravi. I am calling from Acme about the delivery of your order. The courier will arrive ' +
       'tomorrow between ten in the morning and two in the afternoon. Please keep your phone nearby.';
@@ -234,14 +233,11 @@ describe('barge-in with real speech', () => {
     const episodes = call.all('interruption').map((e) => e.event.event);
     assert.deepEqual(
       episodes.map((e) => `${e.type}:${e.reason}`),
-      ['paused:caller_speech', 'resumed:false_interruption'],
+      ['heard:caller_speech', 'resumed:false_interruption'],
     );
     assert.deepEqual(call.carrier.clears, []);
     const full = speaker.audioOf(opening);
-    assert.deepEqual(call.carrier.audioOf('t1'), full, 'resumed at the sample where it paused');
-    const playback = call.carrier.turns.get('t1')!;
-    const span = playback.lastAtMs - playback.firstAtMs;
-    assert.ok(span >= durationMs(full) + 300, `the reply paused: ${span} ms to play ${durationMs(full)} ms`);
+    assert.deepEqual(call.carrier.audioOf('t1'), full, 'every sample, once, in order');
     assert.equal(call.all('caller_turn').length, 0);
     call.session.stopped();
     await call.session.finished;

@@ -441,9 +441,9 @@ export class CallSession {
     const playing = this.voice.playing;
     this.emit({ type: 'interruption', ...(playing ? { turnId: playing.id } : {}), event });
     if (!playing || this.machine?.detected) return;
-    if (event.type === 'paused') this.voice.pause();
-    else if (event.type === 'resumed' || event.type === 'ignored_backchannel') this.voice.resume();
-    else if (event.type === 'interrupted') {
+    // The agent talks on through `heard` (a backchannel must leave no hole in its voice); only `interrupted`
+    // stops it.
+    if (event.type === 'interrupted') {
       this.voice.stop(true);
       const wordless = event.evidence.words.length === 0 && playing.kind === 'reply';
       this.cutByWordlessSpeech = wordless ? { turnId: playing.id, atMs: event.atMs } : null;

@@ -194,8 +194,11 @@ export class TurnTaking {
   frame(frame: Int16Array, audioMs: number): void {
     if (this.closed) return;
     this.nowMs = audioMs;
-    if (this.recognizing)
-      this.sttFeed?.push(frame, !this.voiceNow && audioMs - this.lastVoiceMs < STT_PROMPT_HOLD_MS);
+    // While the agent talks, every frame goes at once: the first word of an interruption is what stops the
+    // agent, and a chunk's wait would delay it.
+    const prompt =
+      this.interruptions.agentSpeaking || (!this.voiceNow && audioMs - this.lastVoiceMs < STT_PROMPT_HOLD_MS);
+    if (this.recognizing) this.sttFeed?.push(frame, prompt);
     const before = this.vadPushes === 0 ? 0 : this.samplesAfterPush(this.vadPushes - 1);
     this.vadSamplesAfterPush[this.vadPushes++ % VAD_PUSHES_REMEMBERED] = before + frame.length;
     // The VAD answers pushes in order, so its results are taken as they come, without a chain of our own.
@@ -242,7 +245,10 @@ export class TurnTaking {
       this.lastVoiceMs = this.segmenter.positionMs;
       if (!this.speaking) this.loudAtMs = this.segmenter.positionMs;
     }
-    if (!event) return;
+    if (!event) {
+      if (this.voiceNow) this.emitInterruptions(this.interruptions.voiced(this.segmenter.positionMs));
+      return;
+    }
     if (event.type === 'speech_start') {
       this.speaking = true;
       this.loudAtMs = null;

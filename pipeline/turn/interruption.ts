@@ -4,19 +4,23 @@ import type { SegmentEvent } from '../../engines/vad/segmenter.ts';
 import { findStopPhrase, isBackchannel, normalizeWords } from './lexicon.ts';
 
 /**
- * Interruption (barge-in) while the agent speaks. Caller speech during agent speech opens an *episode*:
- * - the agent's audio is paused (or ducked) at once, tentatively (`paused`), so the caller is heard at once;
- * - the episode ends with exactly one outcome:
+ * Interruption (barge-in) while the agent speaks. Caller speech during agent speech opens an *episode*
+ * (`heard`); the agent talks on while the evidence comes in, so a backchannel leaves no hole in its voice, and
+ * the episode ends with exactly one outcome:
  *   - `interrupted` (final: flush, abort the reply): a stop phrase ("stop", "ruko", "ek minute"), always and
- *     at once; or `min_words` words; or speech of at least the mode's threshold confirmed by words; or, with
- *     no words at all, sustained speech at the false-interruption deadline (a batch STT gives no words while
- *     the caller talks);
- *   - `resumed` (the reply goes on where it paused): no words by the deadline and the caller is silent (a
- *     false interruption: noise, a cough); or, with `adaptive_interruptions`, only backchannels ("haan", "ok"),
- *     reported as `ignored_backchannel` first; or words that stayed below the thresholds;
+ *     at once; or `min_words` words; or speech of at least the mode's threshold confirmed by words that are
+ *     not all backchannels; or, before any words, voice sustained longer than a backchannel lasts
+ *     (`sustainedSpeechMs`: a streaming STT's words for an interruption come within it, and a batch STT gives
+ *     none while the caller talks);
+ *   - `resumed` (the reply went on; nothing was held): no words by the deadline and the caller is silent (a
+ *     false interruption: noise, a cough); or, with `adaptive_interruptions`, only backchannels ("haan",
+ *     "ok"), reported as `ignored_backchannel` first; or words that stayed below the thresholds;
  *   - `ignored` (`agent_finished`): the reply ended by itself first.
  * With interruptions `off`, or a reply that is not interruptible (a flow node's `allow_interrupt: false`),
  * caller speech is only reported as `ignored`. Every event carries the episode, the reason and the evidence.
+ *
+ * The trade-off: the agent's audio stops only on evidence that the caller takes the turn, so an interruption
+ * whose first word the STT gives late stops that much later; voice alone stops it after `sustainedSpeechMs`.
  *
  * A pure state machine: time is ms of audio, given with every input; `tick` lets time pass.
  */
@@ -35,6 +39,14 @@ export const MODE_FACTORS: Readonly<Record<InterruptionMode, number | null>> = {
  * STT's first partial (~300-800 ms), short enough that a paused agent does not feel stuck.
  */
 export const FALSE_INTERRUPTION_TIMEOUT_MS = 1500;
+
+/**
+ * Voice over the agent that lasts this long with no words yet interrupts (when backchannels may not):
+ * backchannels ("uh-huh", "okay", "haan ji", "achha") are over within about 600 ms of voice, and a streaming
+ * STT names the first word of a real interruption within it. Counted from the speech's onset to its latest
+ * voiced window, so the VAD's hangover after a short "hmm" does not count as speech.
+ */
+export const BACKCHANNEL_MAX_MS = 650;
 
 export interface InterruptionSettings {
   mode: InterruptionMode;
@@ -56,7 +68,8 @@ export function interruptionSettings(behavior: AgentBehavior): InterruptionSetti
 }
 
 export type InterruptionDecision =
-  | { type: 'paused'; reason: 'caller_speech' }
+  /** Caller speech over the agent: an episode opens, the agent talks on while the evidence comes in. */
+  | { type: 'heard'; reason: 'caller_speech' }
   | { type: 'interrupted'; reason: 'stop_phrase' | 'min_words' | 'min_duration' | 'sustained_speech' }
   | { type: 'resumed'; reason: 'false_interruption' | 'backchannel' | 'below_threshold' }
   | { type: 'ignored_backchannel'; reason: 'backchannel' }
@@ -91,6 +104,8 @@ interface Episode {
   closedSpeechMs: number;
   /** Start of the open VAD segment, if the caller is speaking. */
   segmentStartMs: number | null;
+  /** End of the latest window the VAD heard voice in, during the open segment. */
+  lastVoicedMs: number | null;
   finals: string[];
   partial: string;
   /** The latest transcript was a final (nothing pending). */
@@ -106,6 +121,8 @@ interface AgentReply {
 export class InterruptionPolicy {
   readonly settings: Readonly<InterruptionSettings>;
   readonly thresholdMs: number | null;
+  /** Voice with no words yet that interrupts (null: never). */
+  readonly sustainedSpeechMs: number | null;
   #agent: AgentReply | null = null;
   #episode: Episode | null = null;
   #episodes = 0;
@@ -117,6 +134,13 @@ export class InterruptionPolicy {
     this.settings = Object.freeze({ ...settings });
     const factor = MODE_FACTORS[settings.mode];
     this.thresholdMs = factor === null ? null : settings.minInterruptMs * factor;
+    // Without adaptive interruptions a backchannel interrupts too, so nothing is gained by waiting for one.
+    this.sustainedSpeechMs =
+      this.thresholdMs === null
+        ? null
+        : settings.adaptive
+          ? Math.max(this.thresholdMs, BACKCHANNEL_MAX_MS)
+          : this.thresholdMs;
   }
 
   get agentSpeaking(): boolean {
@@ -160,6 +184,7 @@ export class InterruptionPolicy {
       this.#callerSegmentStartMs = event.atMs;
       if (episode) {
         episode.segmentStartMs = event.atMs;
+        episode.lastVoicedMs = event.decidedAtMs;
         return this.#evaluate();
       }
       return this.#open(event.atMs);
@@ -168,7 +193,17 @@ export class InterruptionPolicy {
     if (episode && episode.segmentStartMs !== null) {
       episode.closedSpeechMs += Math.max(0, event.atMs - episode.segmentStartMs);
       episode.segmentStartMs = null;
+      episode.lastVoicedMs = null;
     }
+    return this.#evaluate();
+  }
+
+  /** The VAD heard voice in the window that ends at `atMs` (speech confirmed or not). */
+  voiced(atMs: number): InterruptionEvent[] {
+    this.#advance(atMs);
+    const episode = this.#episode;
+    if (!episode || episode.segmentStartMs === null) return [];
+    episode.lastVoicedMs = Math.max(episode.lastVoicedMs ?? atMs, atMs);
     return this.#evaluate();
   }
 
@@ -205,6 +240,10 @@ export class InterruptionPolicy {
     const times: number[] = [];
     const deadline = episode.startMs + FALSE_INTERRUPTION_TIMEOUT_MS;
     if (deadline > this.#nowMs) times.push(deadline);
+    if (this.sustainedSpeechMs !== null && episode.segmentStartMs !== null) {
+      const sustained = episode.segmentStartMs + this.sustainedSpeechMs - episode.closedSpeechMs;
+      if (sustained > this.#nowMs) times.push(sustained);
+    }
     if (episode.segmentStartMs !== null) {
       const crossing = episode.segmentStartMs + this.thresholdMs - episode.closedSpeechMs;
       if (crossing > this.#nowMs) times.push(crossing);
@@ -229,6 +268,7 @@ export class InterruptionPolicy {
       startMs,
       closedSpeechMs: 0,
       segmentStartMs: startMs,
+      lastVoicedMs: this.#nowMs,
       finals: [],
       partial: '',
       settled: true,
@@ -238,7 +278,7 @@ export class InterruptionPolicy {
       return [this.#event(episode, { type: 'ignored', reason })];
     }
     this.#episode = episode;
-    return [this.#event(episode, { type: 'paused', reason: 'caller_speech' }), ...this.#evaluate()];
+    return [this.#event(episode, { type: 'heard', reason: 'caller_speech' }), ...this.#evaluate()];
   }
 
   #words(episode: Episode): string[] {
@@ -247,6 +287,13 @@ export class InterruptionPolicy {
 
   #speechMs(episode: Episode): number {
     const open = episode.segmentStartMs === null ? 0 : Math.max(0, this.#nowMs - episode.segmentStartMs);
+    return episode.closedSpeechMs + open;
+  }
+
+  /** Speech in the episode up to its latest voiced window: what a short sound's VAD hangover does not pad. */
+  #voicedMs(episode: Episode): number {
+    const start = episode.segmentStartMs;
+    const open = start === null ? 0 : Math.max(0, (episode.lastVoicedMs ?? start) - start);
     return episode.closedSpeechMs + open;
   }
 
@@ -266,11 +313,17 @@ export class InterruptionPolicy {
       if (minWords > 0 && words.length >= minWords) return this.#interrupt(episode, 'min_words');
       if (speechMs >= threshold) return this.#interrupt(episode, 'min_duration');
     }
+    const sustained = this.sustainedSpeechMs ?? threshold;
+    const voicedMs = this.#voicedMs(episode);
     if (words.length === 0) {
+      if (talking && voicedMs >= sustained) return this.#interrupt(episode, 'sustained_speech');
       if (!pastDeadline) return [];
       if (talking) return speechMs >= threshold ? this.#interrupt(episode, 'sustained_speech') : [];
       return this.#resume(episode, 'false_interruption');
     }
+    // "Okay, so what about..." while the STT has named only the "okay": voice well past a backchannel's length.
+    if (onlyBackchannel && talking && voicedMs >= 2 * sustained)
+      return this.#interrupt(episode, 'sustained_speech');
     // Words that do not interrupt: decide once the caller is silent and the STT has settled (or time is up).
     if (talking || !(episode.settled || pastDeadline)) return [];
     if (onlyBackchannel) {

@@ -118,12 +118,12 @@ describe('InterruptionPolicy properties', () => {
           const types = episode.map((e) => e.type);
           assert.ok(!(types.includes('interrupted') && types.includes('resumed')), types.join(','));
           assert.equal(types.filter((t) => TERMINAL.has(t)).length, 1, `one outcome: ${types.join(',')}`);
-          if (types[0] === 'paused') {
+          if (types[0] === 'heard') {
             assert.ok(TERMINAL.has(types[types.length - 1]!), `resolved: ${types.join(',')}`);
             if (types.includes('ignored_backchannel'))
               assert.deepEqual(types.slice(-2), ['ignored_backchannel', 'resumed']);
           } else {
-            assert.deepEqual(types, ['ignored'], 'an episode that paused nothing is only ignored');
+            assert.deepEqual(types, ['ignored'], 'an episode that heard nothing is only ignored');
           }
         }
       }),

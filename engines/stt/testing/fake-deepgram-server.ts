@@ -4,6 +4,7 @@
  * the close code it saw, and answers in one of two ways:
  * - recognition (default): each utterance it hears by energy gets the next of `transcripts`, with Deepgram's
  *   message sequence (fake-deepgram-recognizer.ts), honouring the `endpointing` and `utterance_end_ms` query;
+ *   or, with `recognizer`, whatever recognizer the test brings for each connection;
  * - scripted: `script` steps are sent when the audio received reaches their position, and `onFinalize` replies
  *   answer successive Finalize messages. Tests can also `send` any message or `drop` a connection.
  * `latencyMs` delays every message sent (order kept); `refuseWith` answers the upgrade with an HTTP status;
@@ -27,8 +28,17 @@ export interface ScriptStep {
   messages: Message[];
 }
 
+/** What turns a connection's audio into Deepgram's messages (`FakeRecognizer` unless a test brings its own). */
+export interface FakeDeepgramRecognizer {
+  audio(samples: Int16Array): Message[];
+  finalize(): Message[];
+  close(): Message[];
+}
+
 export interface FakeDeepgramOptions {
   transcripts?: string[];
+  /** A recognizer per connection, given the connection's query (`endpointing`, `utterance_end_ms`, ...). */
+  recognizer?: (query: URLSearchParams) => FakeDeepgramRecognizer;
   script?: ScriptStep[];
   onFinalize?: Message[][];
   latencyMs?: number;
@@ -168,11 +178,13 @@ export class FakeDeepgramServer {
     const connection = new FakeDeepgramConnection(ws, request, () => this.latencyMs);
     this.connections.push(connection);
     const query = connection.query;
-    const recognizer = new FakeRecognizer(
-      this.#options.transcripts ?? [''],
-      Number(query.get('endpointing') ?? 10),
-      Number(query.get('utterance_end_ms') ?? 1000),
-    );
+    const recognizer: FakeDeepgramRecognizer =
+      this.#options.recognizer?.(query) ??
+      new FakeRecognizer(
+        this.#options.transcripts ?? [''],
+        Number(query.get('endpointing') ?? 10),
+        Number(query.get('utterance_end_ms') ?? 1000),
+      );
     const script = [...(this.#options.script ?? [])];
     const finalizeReplies = [...(this.#options.onFinalize ?? [])];
     const scripted = this.#options.script !== undefined || this.#options.onFinalize !== undefined;

@@ -1,0 +1,171 @@
+/**
+ * The Deepgram-compatible live STT of `bench:conversation`: it "recognises" by knowing the script of what the
+ * caller says (it is the outside world), but times every message from the audio it actually receives, as a
+ * real streaming STT does: an energy detector on each 20 ms window finds where speech starts and stops, and
+ * - `SpeechStarted` at the first loud window (`vad_events`);
+ * - interim `Results` as words become known: the i-th of n words once the utterance has run i/n of its
+ *   scripted voiced length plus `WORD_LAG_MS`, at most one every `INTERIM_EVERY_MS`;
+ * - the final `Results` (`is_final`, `speech_final`) after the client's `endpointing` ms of silence, with the
+ *   whole scripted text (punctuated, as `smart_format` gives it); an utterance with no words (noise) gets an
+ *   empty final, as Deepgram answers noise;
+ * - `UtteranceEnd` after `utterance_end_ms` of silence past the last word.
+ * Each stretch of voice takes the next scripted utterance; stretches beyond the script have no words.
+ */
+import {
+  resultsMessage,
+  speechStartedMessage,
+  utteranceEndMessage,
+} from '../../engines/stt/testing/fake-deepgram-messages.ts';
+import type { FakeDeepgramRecognizer } from '../../engines/stt/testing/fake-deepgram-server.ts';
+import { meanAbs } from './render.ts';
+
+const WINDOW_SAMPLES = 320;
+const WINDOW_MS = 20;
+/** Mean absolute amplitude of a window heard as voice (about -40 dBFS). */
+const VOICE_LEVEL = 300;
+/** How long after a word's audio the recogniser knows it. */
+export const WORD_LAG_MS = 150;
+/** Interim results at most this often. */
+export const INTERIM_EVERY_MS = 100;
+
+type Message = Record<string, unknown>;
+
+export interface ScriptedUtterance {
+  text: string;
+  /** The utterance's length as played, for when each word is known. */
+  voicedMs: number;
+}
+
+interface Open {
+  script: ScriptedUtterance;
+  startMs: number;
+  lastVoiceMs: number;
+  wordsSent: number;
+  lastInterimMs: number;
+}
+
+export class ScriptedRecognizer implements FakeDeepgramRecognizer {
+  readonly #endpointingMs: number;
+  readonly #utteranceEndMs: number;
+  readonly #window = new Int16Array(WINDOW_SAMPLES);
+  #script: ScriptedUtterance[] = [];
+  #filled = 0;
+  #windows = 0;
+  #open: Open | null = null;
+  #awaitingUtteranceEndMs: number | null = null;
+
+  constructor(query: URLSearchParams) {
+    this.#endpointingMs = Number(query.get('endpointing') ?? 10);
+    this.#utteranceEndMs = Number(query.get('utterance_end_ms') ?? 1000);
+  }
+
+  /** What the caller will say, in order. */
+  expect(script: readonly ScriptedUtterance[]): void {
+    this.#script = [...script];
+  }
+
+  get #nowMs(): number {
+    return this.#windows * WINDOW_MS;
+  }
+
+  audio(samples: Int16Array): Message[] {
+    const out: Message[] = [];
+    let at = 0;
+    while (at < samples.length) {
+      const take = Math.min(samples.length - at, WINDOW_SAMPLES - this.#filled);
+      this.#window.set(samples.subarray(at, at + take), this.#filled);
+      this.#filled += take;
+      at += take;
+      if (this.#filled === WINDOW_SAMPLES) {
+        this.#filled = 0;
+        this.#judge(meanAbs(this.#window) >= VOICE_LEVEL, out);
+      }
+    }
+    return out;
+  }
+
+  finalize(): Message[] {
+    const out: Message[] = [];
+    if (this.#open) this.#finish(out, false, true);
+    else
+      out.push(
+        resultsMessage({
+          transcript: '',
+          isFinal: true,
+          fromFinalize: true,
+          start: this.#nowMs / 1000,
+          duration: 0,
+        }),
+      );
+    return out;
+  }
+
+  close(): Message[] {
+    const out: Message[] = [];
+    if (this.#open) this.#finish(out, false, false);
+    return out;
+  }
+
+  #judge(loud: boolean, out: Message[]): void {
+    const startMs = this.#nowMs;
+    this.#windows++;
+    const nowMs = this.#nowMs;
+    let open = this.#open;
+    if (loud && open === null) {
+      open = {
+        script: this.#script.shift() ?? { text: '', voicedMs: 0 },
+        startMs,
+        lastVoiceMs: nowMs,
+        wordsSent: 0,
+        lastInterimMs: Number.NEGATIVE_INFINITY,
+      };
+      this.#open = open;
+      this.#awaitingUtteranceEndMs = null;
+      out.push(speechStartedMessage(startMs / 1000));
+    } else if (loud && open) open.lastVoiceMs = nowMs;
+    if (open) {
+      this.#interim(open, nowMs, out);
+      if (!loud && nowMs - open.lastVoiceMs >= this.#endpointingMs) this.#finish(out, true, false);
+    }
+    const lastWordEnd = this.#awaitingUtteranceEndMs;
+    if (lastWordEnd !== null && nowMs - lastWordEnd >= this.#utteranceEndMs) {
+      this.#awaitingUtteranceEndMs = null;
+      out.push(utteranceEndMessage(lastWordEnd / 1000));
+    }
+  }
+
+  #interim(open: Open, nowMs: number, out: Message[]): void {
+    const words = open.script.text.split(/\s+/).filter(Boolean);
+    if (words.length === 0 || nowMs - open.lastInterimMs < INTERIM_EVERY_MS) return;
+    const heardMs = nowMs - open.startMs - WORD_LAG_MS;
+    const known = Math.min(
+      words.length,
+      Math.floor((heardMs / Math.max(1, open.script.voicedMs)) * words.length),
+    );
+    if (known <= open.wordsSent) return;
+    open.wordsSent = known;
+    open.lastInterimMs = nowMs;
+    const transcript = words.slice(0, known).join(' ');
+    out.push(
+      resultsMessage({ transcript, start: open.startMs / 1000, duration: (nowMs - open.startMs) / 1000 }),
+    );
+  }
+
+  #finish(out: Message[], speechFinal: boolean, fromFinalize: boolean): void {
+    const open = this.#open;
+    if (!open) return;
+    this.#open = null;
+    const transcript = open.script.text;
+    if (transcript) this.#awaitingUtteranceEndMs = open.lastVoiceMs;
+    out.push(
+      resultsMessage({
+        transcript,
+        isFinal: true,
+        speechFinal,
+        fromFinalize,
+        start: open.startMs / 1000,
+        duration: (open.lastVoiceMs - open.startMs) / 1000,
+      }),
+    );
+  }
+}
