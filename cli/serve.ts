@@ -16,6 +16,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Config, Role } from '../core/config.ts';
 import { createCoordinator } from '../core/coord/index.ts';
 import type { Coordinator } from '../core/coord/types.ts';
+import { whenCoordinatorAnswers } from '../core/coord/unavailable.ts';
 import { announceThrough } from '../core/events/announce.ts';
 import { WebhookDispatcher } from '../core/events/dispatcher.ts';
 import { ensureServerPortsFree, listenErrorOf } from '../core/listen-error.ts';
@@ -37,6 +38,8 @@ import { openConfiguredStore } from './store.ts';
 
 /** How often a worker looks for calls whose node stopped, or that ring past the deadline. */
 const RECOVERY_SWEEP_MS = 5_000;
+/** How long a media stream that arrives while Redis is away waits to claim its one-time token. */
+const STREAM_CLAIM_WAIT_MS = 5_000;
 
 export interface RunningPlatform {
   roles: readonly Role[];
@@ -128,8 +131,14 @@ export async function startPlatform(
     const tokens = new StreamTokens({
       secret: secretKey,
       // One-time tokens across every gateway node: the first claim takes a coordinator lock that is never
-      // released; it expires with the token.
-      claims: { claim: async (id, ttlMs) => (await coord.lock(`stream-token:${id}`, ttlMs)) !== null },
+      // released; it expires with the token. A media stream that arrives while Redis is away waits for it a
+      // few seconds (the carrier holds the call meanwhile) before it is refused.
+      claims: {
+        claim: async (id, ttlMs) =>
+          (await whenCoordinatorAnswers(() => coord.lock(`stream-token:${id}`, ttlMs), {
+            waitMs: STREAM_CLAIM_WAIT_MS,
+          })) !== null,
+      },
       ...(options.clock ? { clock: options.clock } : {}),
     });
     const engines = runsCalls ? await buildCallEngines(config.engines, logger) : undefined;
