@@ -54,6 +54,8 @@ const ANALYSIS_TIMEOUT_MS = 20_000;
  * meanwhile, so recovery leaves it alone). Outages of seconds lose nothing; past this, recovery ends the call.
  */
 const SETTLE_RETRY_MS = 300_000;
+/** How long a call answered while the database is away waits for it before the stream is refused. */
+const ANSWER_RETRY_MS = 30_000;
 
 const END_TRIGGERS: Record<SessionEndReason, EndTrigger> = {
   'assistant-ended-call': 'assistant_hangup',
@@ -110,12 +112,17 @@ export class CallRun {
    * stream may answer (unknown, not dialing: aborted or ended meanwhile) or its agent is gone.
    */
   static async begin(deps: CallRunDeps, ctx: StreamContext): Promise<CallRun | undefined> {
-    const found = await waitUntilDialing(deps.store, ctx);
+    // A call answered while the database is away waits for it a while (the caller hears silence), then goes on.
+    const answering = <T>(run: () => Promise<T>) =>
+      retryWhileStoreUnavailable(run, {
+        giveUpAfterMs: ANSWER_RETRY_MS,
+        onRetry: (err) =>
+          ctx.logger.warn({ err }, 'database unreachable: answering the call once it is back'),
+      });
+    const found = await answering(() => waitUntilDialing(deps.store, ctx));
     if (!found) return undefined;
-    const revision = await deps.store.agents.getRevision(
-      found.workspaceId,
-      found.agentId,
-      found.agentRevision,
+    const revision = await answering(() =>
+      deps.store.agents.getRevision(found.workspaceId, found.agentId, found.agentRevision),
     );
     if (!revision) {
       await deps.lifecycle.settle(found.workspaceId, found.id, 'pipeline_error', {
@@ -123,7 +130,9 @@ export class CallRun {
       });
       return undefined;
     }
-    const call = await deps.lifecycle.markAnswered(found.workspaceId, found.id, { gatewayNode: deps.nodeId });
+    const call = await answering(() =>
+      deps.lifecycle.markAnswered(found.workspaceId, found.id, { gatewayNode: deps.nodeId }),
+    );
     if (!call) return undefined;
     const engines = deps.engines;
     const live = call.channel === 'web' ? deps.liveEvents : undefined;
