@@ -10,6 +10,7 @@ import { type Clock, systemClock } from '../core/clock.ts';
 import type { Config, Role } from '../core/config.ts';
 import { createCoordinator } from '../core/coord/index.ts';
 import type { Coordinator } from '../core/coord/types.ts';
+import { whenCoordinatorAnswers } from '../core/coord/unavailable.ts';
 import { announceThrough } from '../core/events/announce.ts';
 import { ensureServerPortsFree } from '../core/listen-error.ts';
 import { createLogger } from '../core/logger.ts';
@@ -24,6 +25,9 @@ import { type SharedParts, Teardown } from './roles/parts.ts';
 import { startWorkerRole } from './roles/worker.ts';
 import { resolveSecretKey } from './secret-key.ts';
 import { openConfiguredStore } from './store.ts';
+
+/** How long a media stream that arrives while Redis is away waits to claim its one-time token. */
+const STREAM_CLAIM_WAIT_MS = 5_000;
 
 export interface RunningPlatform {
   roles: readonly Role[];
@@ -128,8 +132,14 @@ async function buildSharedParts(
   const tokens = new StreamTokens({
     secret: secretKey,
     // One-time tokens across every gateway node: the first claim takes a coordinator lock that is never
-    // released; it expires with the token.
-    claims: { claim: async (id, ttlMs) => (await coord.lock(`stream-token:${id}`, ttlMs)) !== null },
+    // released; it expires with the token. A media stream that arrives while Redis is away waits for it a
+    // few seconds (the carrier holds the call meanwhile) before it is refused.
+    claims: {
+      claim: async (id, ttlMs) =>
+        (await whenCoordinatorAnswers(() => coord.lock(`stream-token:${id}`, ttlMs), {
+          waitMs: STREAM_CLAIM_WAIT_MS,
+        })) !== null,
+    },
     clock,
   });
   const runsCalls = config.roles.includes('gateway') || config.roles.includes('worker');

@@ -1,8 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { isCoordinatorUnavailable } from '../../core/coord/unavailable.ts';
 import { ApiError, isApiError } from '../../core/errors.ts';
 import { isStoreUnavailable } from '../../core/store/unavailable.ts';
 
-/** How long a client waits before retrying while the database is away: outages this answers last seconds. */
+/** How long a client waits before retrying while the database or Redis is away: such outages last seconds. */
 const STORE_RETRY_AFTER_SECS = 2;
 
 /** Fastify's own failures (parsing, limits) in the words of the interface. */
@@ -56,6 +57,19 @@ export function setEnvelopeErrorHandler(app: FastifyInstance, options: { bodyLim
         new ApiError('service_unavailable', 'the database is briefly unreachable; retry after a moment', {
           retryAfterSecs: STORE_RETRY_AFTER_SECS,
         }),
+      );
+    }
+    if (isCoordinatorUnavailable(rawError)) {
+      request.log.warn({ err: rawError, route: request.routeOptions.url }, 'coordinator unreachable');
+      return sendApiError(
+        reply,
+        new ApiError(
+          'service_unavailable',
+          'the coordinator (Redis) is briefly unreachable; retry after a moment',
+          {
+            retryAfterSecs: STORE_RETRY_AFTER_SECS,
+          },
+        ),
       );
     }
     request.log.error({ err: rawError, route: request.routeOptions.url }, 'request failed');

@@ -1,17 +1,33 @@
 import type { FastifyInstance } from 'fastify';
-import type { Coordinator } from '../../core/coord/types.ts';
+import { MemoryCoordinator } from '../../core/coord/memory.ts';
+import type { Coordinator, RateLimitResult } from '../../core/coord/types.ts';
+import { isCoordinatorUnavailable } from '../../core/coord/unavailable.ts';
 import { ApiError } from '../../core/errors.ts';
 
-/** Per-key request rate (token bucket in the coordinator, so every API node shares one budget per key). */
+/**
+ * Per-key request rate (token bucket in the coordinator, so every API node shares one budget per key). While
+ * Redis is away, each API node keeps the same budget per key in its own memory instead: the API goes on
+ * answering (reads come from the database, new calls wait queued), and a client spreading its requests over N
+ * nodes gets at most N times its rate until Redis is back.
+ */
 export function registerRateLimit(
   app: FastifyInstance,
   coord: Coordinator,
   limits: { ratePerSec: number; burst: number },
 ): void {
+  const local = new MemoryCoordinator();
+  const take = async (key: string): Promise<RateLimitResult> => {
+    try {
+      return await coord.rateLimit(key, limits.ratePerSec, limits.burst);
+    } catch (error) {
+      if (!isCoordinatorUnavailable(error)) throw error;
+      return local.rateLimit(key, limits.ratePerSec, limits.burst);
+    }
+  };
   app.addHook('preHandler', async (request, reply) => {
     const auth = request.auth;
     if (!auth) return;
-    const result = await coord.rateLimit(`api:key:${auth.keyId}`, limits.ratePerSec, limits.burst);
+    const result = await take(`api:key:${auth.keyId}`);
     if (result.allowed) {
       reply.header('x-ratelimit-remaining', String(result.remaining));
       return;

@@ -18,6 +18,7 @@ import {
   RedisCoordinator,
   type ReportError,
 } from './index.ts';
+import { CoordinatorUnavailableError } from './unavailable.ts';
 
 /** Guards against a hang (a message that never arrives); no case depends on it. */
 const CASE_TIMEOUT_MS = 10_000;
@@ -580,6 +581,54 @@ describe('RedisCoordinator through a Redis restart', {
       await coord.publish('news', 'after the restart');
       await box.until(1);
       assert.deepEqual(box.messages, ['after the restart'], 'subscriptions come back by themselves');
+    } finally {
+      await coord.close();
+    }
+  });
+
+  it('while Redis is away every call fails at once as unavailable, and works again once it is back', {
+    timeout: 30_000,
+  }, async () => {
+    const coord = new RedisCoordinator({
+      url: server.url,
+      keyPrefix: nextPrefix(),
+      reportConnection: () => {},
+    });
+    try {
+      assert.equal(await coord.slots.acquire('ws', 1, 'call_a', 60_000), true);
+      await server.down();
+      // The client notices the closed connection within a moment; then nothing waits for Redis.
+      const deadline = Date.now() + 10_000;
+      while (await coord.ping()) {
+        if (Date.now() > deadline) assert.fail('the coordinator did not notice Redis going away');
+      }
+      const calls: Array<[string, () => Promise<unknown>]> = [
+        ['rateLimit', () => coord.rateLimit('k', 10, 20)],
+        ['slots.acquire', () => coord.slots.acquire('ws', 1, 'call_b', 60_000)],
+        ['slots.renew', () => coord.slots.renew('ws', 'call_a', 60_000)],
+        ['slots.holders', () => coord.slots.holders('ws')],
+        ['counters.incr', () => coord.counters.incr('c', 60_000)],
+        ['lock', () => coord.lock('l', 1_000)],
+        ['publish', () => coord.publish('news', 'lost')],
+        ['subscribe', () => coord.subscribe('news', () => {})],
+        ['stateSince', () => coord.stateSince()],
+      ];
+      for (const [name, call] of calls) {
+        await assert.rejects(call(), CoordinatorUnavailableError, name);
+      }
+      await server.up();
+      const back = Date.now() + 20_000;
+      for (;;) {
+        try {
+          assert.equal(await coord.slots.acquire('ws', 1, 'call_b', 60_000), true, 'the restart lost call_a');
+          break;
+        } catch (error) {
+          assert.ok(error instanceof CoordinatorUnavailableError, String(error));
+          if (Date.now() > back) assert.fail('the coordinator did not come back by itself');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+      assert.equal((await coord.rateLimit('k', 10, 20)).allowed, true);
     } finally {
       await coord.close();
     }

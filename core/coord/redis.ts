@@ -16,6 +16,7 @@ import {
 } from './redis-scripts.ts';
 import { bucketShape, TOKEN_UNITS } from './token-bucket.ts';
 import type { Coordinator, Counters, Lock, RateLimitResult, Slots, Unsubscribe } from './types.ts';
+import { CoordinatorUnavailableError, isCoordinatorUnavailable } from './unavailable.ts';
 
 /*
  * Key layout (every key and channel starts with `{prefix}:`; the default prefix is `voiceagent`):
@@ -37,6 +38,12 @@ const KEY_GRACE_MS = 60_000;
 
 /** Redis answers PING in well under a millisecond; a second of silence means down or unreachable. */
 const PING_TIMEOUT_MS = 1_000;
+
+/**
+ * Longest wait for a command's answer on a connection that looks up: a server that stopped answering without
+ * closing the connection (a network partition) is then reported unreachable instead of holding callers.
+ */
+const COMMAND_TIMEOUT_MS = 2_000;
 
 /** A change of the coordinator's connections to Redis: reported once per outage, and once when it ends. */
 export type ConnectionChange = { state: 'lost'; error?: unknown } | { state: 'restored'; downMs: number };
@@ -61,6 +68,7 @@ export interface RedisCoordinatorOptions {
   /** Hears when the connection to Redis is lost and when it is back; defaults to process warnings. */
   reportConnection?: ReportConnection;
   pingTimeoutMs?: number;
+  commandTimeoutMs?: number;
 }
 
 /** The coordinator of many processes: state in Redis, every read-modify-write one Lua script. */
@@ -83,6 +91,8 @@ export class RedisCoordinator implements Coordinator {
   /** Connections (by role) that are down; the outage lasts until every one is ready again. */
   private readonly down = new Set<string>();
   private downSince: number | undefined;
+  /** Set on the first ready connection: from then on, a command while Redis is away fails at once. */
+  private everReady = false;
 
   constructor(options: RedisCoordinatorOptions) {
     this.clock = options.clock ?? systemClock;
@@ -91,43 +101,61 @@ export class RedisCoordinator implements Coordinator {
     this.pingTimeoutMs = options.pingTimeoutMs ?? PING_TIMEOUT_MS;
     this.reportConnection = options.reportConnection ?? warnOnConnectionChange;
     this.handlers = new ChannelHandlers(this.reportError);
-    this.redis = new Redis(options.url, { connectionName: this.connectionName('coord') });
+    // Once connected, a command never waits in the client's queue for Redis to come back: it fails at once
+    // (CoordinatorUnavailableError), and each caller degrades as README "When Redis or PostgreSQL is down" says.
+    // Before the first connection, commands wait for it as ever (a node starting next to a starting Redis).
+    this.redis = new Redis(options.url, {
+      connectionName: this.connectionName('coord'),
+      maxRetriesPerRequest: 1,
+      commandTimeout: options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
+    });
+    this.redis.once('ready', () => {
+      this.everReady = true;
+    });
     this.watchConnection(this.redis, 'coord');
     this.slots = {
-      acquire: (scope, ceiling, holderId, leaseMs) => this.acquireSlot(scope, ceiling, holderId, leaseMs),
-      renew: (scope, holderId, leaseMs) => this.renewSlot(scope, holderId, leaseMs),
-      hold: async (scope, holderId, leaseMs) => {
-        requireDurationMs('leaseMs', leaseMs);
-        const now = this.clock.now();
-        await holdSlot.run(
-          this.redis,
-          [this.key('slots', scope)],
-          [now, holderId, now + leaseMs, KEY_GRACE_MS],
-        );
-      },
-      release: async (scope, holderId) => {
-        await this.redis.zrem(this.key('slots', scope), holderId);
-      },
-      holders: async (scope) => {
-        const live = await this.redis.zrangebyscore(this.key('slots', scope), `(${this.clock.now()}`, '+inf');
-        return live.sort();
-      },
+      acquire: (scope, ceiling, holderId, leaseMs) =>
+        this.command(() => this.acquireSlot(scope, ceiling, holderId, leaseMs)),
+      renew: (scope, holderId, leaseMs) => this.command(() => this.renewSlot(scope, holderId, leaseMs)),
+      hold: (scope, holderId, leaseMs) =>
+        this.command(async () => {
+          requireDurationMs('leaseMs', leaseMs);
+          const now = this.clock.now();
+          await holdSlot.run(
+            this.redis,
+            [this.key('slots', scope)],
+            [now, holderId, now + leaseMs, KEY_GRACE_MS],
+          );
+        }),
+      release: (scope, holderId) =>
+        this.command(async () => {
+          await this.redis.zrem(this.key('slots', scope), holderId);
+        }),
+      holders: (scope) =>
+        this.command(async () => {
+          const key = this.key('slots', scope);
+          const live = await this.redis.zrangebyscore(key, `(${this.clock.now()}`, '+inf');
+          return live.sort();
+        }),
     };
     this.counters = {
-      incr: (key, windowMs) => this.addToCount(key, windowMs),
-      get: async (key, windowMs) => {
-        const count = await this.redis.get(this.countKey(key, windowMs, this.clock.now()));
-        return count === null ? 0 : Number(count);
-      },
+      incr: (key, windowMs) => this.command(() => this.addToCount(key, windowMs)),
+      get: (key, windowMs) =>
+        this.command(async () => {
+          const count = await this.redis.get(this.countKey(key, windowMs, this.clock.now()));
+          return count === null ? 0 : Number(count);
+        }),
     };
   }
 
   async rateLimit(key: string, ratePerSec: number, burst: number): Promise<RateLimitResult> {
     const shape = bucketShape(ratePerSec, burst);
-    const reply = await takeToken.run(
-      this.redis,
-      [this.key('rate', key)],
-      [this.clock.now(), shape.capacity, shape.refillPerMs, TOKEN_UNITS, KEY_GRACE_MS],
+    const reply = await this.command(() =>
+      takeToken.run(
+        this.redis,
+        [this.key('rate', key)],
+        [this.clock.now(), shape.capacity, shape.refillPerMs, TOKEN_UNITS, KEY_GRACE_MS],
+      ),
     );
     const [allowed, detail] = integerPair(reply);
     return allowed === 1 ? { allowed: true, remaining: detail } : { allowed: false, retryAfterMs: detail };
@@ -138,27 +166,31 @@ export class RedisCoordinator implements Coordinator {
     const lockKey = this.key('lock', key);
     const owner = randomUUID();
     const now = this.clock.now();
-    const taken = await takeLock.run(this.redis, [lockKey], [now, owner, now + ttlMs, KEY_GRACE_MS]);
+    const taken = await this.command(() =>
+      takeLock.run(this.redis, [lockKey], [now, owner, now + ttlMs, KEY_GRACE_MS]),
+    );
     if (taken !== 1) return null;
     return {
       key,
       extend: async (extendMs) => {
         requireDurationMs('ttlMs', extendMs);
         const at = this.clock.now();
-        return (await extendLock.run(this.redis, [lockKey], [at, owner, at + extendMs, KEY_GRACE_MS])) === 1;
+        const args = [at, owner, at + extendMs, KEY_GRACE_MS];
+        return (await this.command(() => extendLock.run(this.redis, [lockKey], args))) === 1;
       },
       release: async () => {
-        await releaseLock.run(this.redis, [lockKey], [owner]);
+        await this.command(() => releaseLock.run(this.redis, [lockKey], [owner]));
       },
     };
   }
 
   async publish(channel: string, message: string): Promise<void> {
-    await this.redis.publish(this.key('chan', channel), message);
+    await this.command(() => this.redis.publish(this.key('chan', channel), message));
   }
 
   async subscribe(channel: string, handler: MessageHandler): Promise<Unsubscribe> {
     if (this.closed) throw new Error('the coordinator is closed');
+    this.requireConnection();
     const redisChannel = this.key('chan', channel);
     const { subscription, first } = this.handlers.add(redisChannel, handler);
     if (first) this.subscribed.set(redisChannel, this.subscriberConnection().subscribe(redisChannel));
@@ -177,7 +209,8 @@ export class RedisCoordinator implements Coordinator {
   }
 
   async stateSince(): Promise<number> {
-    return integer(await stateEpoch.run(this.redis, [this.key('state', 'since')], [this.clock.now()]));
+    const key = this.key('state', 'since');
+    return integer(await this.command(() => stateEpoch.run(this.redis, [key], [this.clock.now()])));
   }
 
   /** False, never an error, when Redis does not answer within the ping timeout. */
@@ -202,6 +235,27 @@ export class RedisCoordinator implements Coordinator {
     this.handlers.clear();
     this.subscribed.clear();
     await Promise.all([quit(this.redis), this.subscriber ? quit(this.subscriber) : undefined]);
+  }
+
+  /**
+   * Runs one command, failing at once with CoordinatorUnavailableError while Redis is away (after the first
+   * connection), and turning the client's own give-ups (a connection lost under the command, no answer in time)
+   * into the same error.
+   */
+  private async command<T>(run: () => Promise<T>): Promise<T> {
+    this.requireConnection();
+    try {
+      return await run();
+    } catch (error) {
+      if (isCoordinatorUnavailable(error)) throw new CoordinatorUnavailableError(undefined, { cause: error });
+      throw error;
+    }
+  }
+
+  private requireConnection(): void {
+    if (this.everReady && this.redis.status !== 'ready' && !this.closed) {
+      throw new CoordinatorUnavailableError();
+    }
   }
 
   private async acquireSlot(

@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '../clock.ts';
 import type { Coordinator, Lock, Unsubscribe } from '../coord/types.ts';
 import type { AttemptOutcome, EventRecord, Store } from '../store/types.ts';
+import { retryWhileStoreUnavailable } from '../store/unavailable.ts';
 import { EVENTS_WRITTEN_CHANNEL } from './announce.ts';
 import { type DeliveryResult, WebhookSender, type WebhookSenderOptions } from './delivery.ts';
 import { type ReplayReport, replayEvent, sendStoredEvent } from './replay.ts';
@@ -19,6 +20,8 @@ const LEADER_RETRY_MS = 5_000;
 const POLL_MS = 1_000;
 /** Deliveries in flight at once: enough that slow receivers (up to the 5 s timeout) do not hold up the rest. */
 const MAX_IN_FLIGHT = 16;
+/** How long an attempt's outcome waits for the database to come back before it is given up (and resent). */
+const RECORD_RETRY_MS = 300_000;
 
 export interface WebhookDispatcherOptions extends WebhookSenderOptions {
   store: Store;
@@ -212,7 +215,12 @@ export class WebhookDispatcher {
     const attempts = event.attempts + 1;
     const retryAt = nextAttemptAt(attempts, this.clock.now(), this.schedule);
     const outcome = outcomeOf(result, retryAt);
-    const recorded = await this.store.events.recordAttempt(event.id, attempts, outcome);
+    // The receiver has it now: a record lost to a database outage would send it again, so it waits for the
+    // database instead (an outage of seconds; the store refuses a second record of the same attempt).
+    const recorded = await retryWhileStoreUnavailable(
+      () => this.store.events.recordAttempt(event.id, attempts, outcome),
+      { giveUpAfterMs: RECORD_RETRY_MS, onRetry: this.reportError },
+    );
     if (recorded && !outcome.delivered && outcome.retryAt === null) {
       this.onDeadLetter?.({
         eventId: event.id,

@@ -151,5 +151,10 @@ export async function openPostgres(url: string, schema?: string): Promise<Kysely
   // An idle connection dropped by the server is discarded by the pool; without a listener it would crash
   // the process. Queries on a broken connection still fail and reach their callers.
   pool.on('error', () => {});
+  // The same for a connection that drops while checked out between queries (inside a transaction): the pool
+  // listens only to idle ones, and the next query on it fails and reaches its caller anyway.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

@@ -37,3 +37,27 @@ export function isStoreUnavailable(error: unknown, depth = 0): boolean {
   if (Array.isArray(errors) && errors.some((inner) => isStoreUnavailable(inner, depth + 1))) return true;
   return isStoreUnavailable(cause, depth + 1);
 }
+
+/**
+ * Runs `run`, and again while it fails because the database is unreachable: after 100 ms, doubling to at most
+ * 2 s between tries, for up to `giveUpAfterMs`; then (or on any other error) the failure is thrown. For writes
+ * that must not be lost to an outage of seconds: settling a call that ended, recording a webhook attempt.
+ * `run` must be safe to repeat (one transaction, or idempotent). `onRetry` hears the first failure only.
+ */
+export async function retryWhileStoreUnavailable<T>(
+  run: () => Promise<T>,
+  options: { giveUpAfterMs: number; onRetry?: (error: unknown) => void },
+): Promise<T> {
+  const deadline = Date.now() + options.giveUpAfterMs;
+  let waitMs = 100;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (!isStoreUnavailable(error) || Date.now() + waitMs > deadline) throw error;
+      if (attempt === 0) options.onRetry?.(error);
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      waitMs = Math.min(waitMs * 2, 2_000);
+    }
+  }
+}

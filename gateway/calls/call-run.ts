@@ -10,8 +10,9 @@ import type { CallLifecycle } from '../../core/calls/lifecycle.ts';
 import type { LiveCallEvent } from '../../core/calls/live-events.ts';
 import type { LiveCallSlots } from '../../core/calls/live-slots.ts';
 import { callObject } from '../../core/calls/representation.ts';
-import type { EndTrigger } from '../../core/calls/state-machine.ts';
+import { type EndTrigger, isTerminal } from '../../core/calls/state-machine.ts';
 import type { CallRecord, JsonObject, Store } from '../../core/store/types.ts';
+import { retryWhileStoreUnavailable } from '../../core/store/unavailable.ts';
 import type { LatencyLabels, PipelineMetrics } from '../../pipeline/metrics.ts';
 import { CallRecorder } from '../../pipeline/recorder.ts';
 import {
@@ -48,6 +49,13 @@ export interface CallRunDeps {
  * the analysis): a hosted model writes it in 2-8 s; past this the call settles with a failed analysis.
  */
 const ANALYSIS_TIMEOUT_MS = 20_000;
+/**
+ * How long a call that ended while the database was away keeps trying to record its end (its slot kept
+ * meanwhile, so recovery leaves it alone). Outages of seconds lose nothing; past this, recovery ends the call.
+ */
+const SETTLE_RETRY_MS = 300_000;
+/** How long a call answered while the database is away waits for it before the stream is refused. */
+const ANSWER_RETRY_MS = 30_000;
 
 const END_TRIGGERS: Record<SessionEndReason, EndTrigger> = {
   'assistant-ended-call': 'assistant_hangup',
@@ -104,12 +112,17 @@ export class CallRun {
    * stream may answer (unknown, not dialing: aborted or ended meanwhile) or its agent is gone.
    */
   static async begin(deps: CallRunDeps, ctx: StreamContext): Promise<CallRun | undefined> {
-    const found = await waitUntilDialing(deps.store, ctx);
+    // A call answered while the database is away waits for it a while (the caller hears silence), then goes on.
+    const answering = <T>(run: () => Promise<T>) =>
+      retryWhileStoreUnavailable(run, {
+        giveUpAfterMs: ANSWER_RETRY_MS,
+        onRetry: (err) =>
+          ctx.logger.warn({ err }, 'database unreachable: answering the call once it is back'),
+      });
+    const found = await answering(() => waitUntilDialing(deps.store, ctx));
     if (!found) return undefined;
-    const revision = await deps.store.agents.getRevision(
-      found.workspaceId,
-      found.agentId,
-      found.agentRevision,
+    const revision = await answering(() =>
+      deps.store.agents.getRevision(found.workspaceId, found.agentId, found.agentRevision),
     );
     if (!revision) {
       await deps.lifecycle.settle(found.workspaceId, found.id, 'pipeline_error', {
@@ -117,7 +130,9 @@ export class CallRun {
       });
       return undefined;
     }
-    const call = await deps.lifecycle.markAnswered(found.workspaceId, found.id, { gatewayNode: deps.nodeId });
+    const call = await answering(() =>
+      deps.lifecycle.markAnswered(found.workspaceId, found.id, { gatewayNode: deps.nodeId }),
+    );
     if (!call) return undefined;
     const engines = deps.engines;
     const live = call.channel === 'web' ? deps.liveEvents : undefined;
@@ -180,10 +195,30 @@ export class CallRun {
     return true;
   }
 
-  /** Renews the call's slot, re-asserting it when the coordinator lost it, until settlement frees it. */
+  /** Retries a write while the database is away (see SETTLE_RETRY_MS), saying so once. */
+  private whileStoreAway<T>(run: () => Promise<T>): Promise<T> {
+    return retryWhileStoreUnavailable(run, {
+      giveUpAfterMs: SETTLE_RETRY_MS,
+      onRetry: (err) => this.ctx.logger.warn({ err }, 'database unreachable: retrying until it is back'),
+    });
+  }
+
+  /**
+   * Renews the call's slot, re-asserting it when the coordinator lost it, until settlement frees it; and ends
+   * the media of a call that ended elsewhere (an abort whose hang-up command could not reach this node, as while
+   * Redis is away).
+   */
   private keepSlot(): void {
     const { deps, call, ctx } = this;
     if (this.releasing) return;
+    if (!this.settled) {
+      deps.store.calls.get(call.workspaceId, call.id).then(
+        (current) => {
+          if (current && isTerminal(current.status) && !this.settled) this.hangUp();
+        },
+        () => {},
+      );
+    }
     deps.slots.keep(call.workspaceId, call.id).then(
       async (renewed) => {
         if (renewed) return;
@@ -207,12 +242,17 @@ export class CallRun {
       const turns = outcome.transcript.map(transcriptEntry);
       await deps.artifacts.saveTranscript(workspaceId, id, turns);
       await deps.artifacts.adoptRecording(workspaceId, id, this.recordingFile);
-      await deps.store.calls.setArtifacts(workspaceId, id, {
-        transcriptAvailable: true,
-        recordingAvailable: true,
-      });
-      if (outcome.latency)
-        await deps.store.calls.setLatency(workspaceId, id, outcome.latency as unknown as JsonObject);
+      await this.whileStoreAway(() =>
+        deps.store.calls.setArtifacts(workspaceId, id, {
+          transcriptAvailable: true,
+          recordingAvailable: true,
+        }),
+      );
+      const latency = outcome.latency;
+      if (latency)
+        await this.whileStoreAway(() =>
+          deps.store.calls.setLatency(workspaceId, id, latency as unknown as JsonObject),
+        );
     } catch (error) {
       this.ctx.logger.error({ err: error }, 'could not keep the transcript or recording');
       await rm(this.recordingFile, { force: true }).catch(() => {});
@@ -221,11 +261,14 @@ export class CallRun {
     if (this.agent.analysis.enabled && !this.shuttingDown) await this.keepAnalysis(outcome);
     const trigger = this.shuttingDown ? 'node_shutdown' : END_TRIGGERS[outcome.reason];
     try {
-      await deps.lifecycle.settle(workspaceId, id, trigger, {
-        // A shutdown names itself; otherwise the session's own reason (silence-timed-out shares a trigger).
-        ...(this.shuttingDown ? {} : { endedReason: outcome.reason }),
-        endedAt: (call.answeredAt ?? Date.now()) + outcome.durationMs,
-      });
+      // One transaction that only the first settlement wins, so a retry after a lost answer cannot bill twice.
+      await this.whileStoreAway(() =>
+        deps.lifecycle.settle(workspaceId, id, trigger, {
+          // A shutdown names itself; otherwise the session's own reason (silence-timed-out shares a trigger).
+          ...(this.shuttingDown ? {} : { endedReason: outcome.reason }),
+          endedAt: (call.answeredAt ?? Date.now()) + outcome.durationMs,
+        }),
+      );
     } catch (error) {
       // Recovery settles it once the slot's lease has run out.
       this.ctx.logger.error({ err: error }, 'could not settle the call');

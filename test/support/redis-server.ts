@@ -58,6 +58,16 @@ export class RedisServer {
     await this.launch();
   }
 
+  /** The outage: the server stops (its keys are gone with it) until `up`. */
+  down(): Promise<void> {
+    return this.halt();
+  }
+
+  /** Redis is back, on the same port, empty. */
+  up(): Promise<void> {
+    return this.child ? Promise.resolve() : this.launch();
+  }
+
   async stop(): Promise<void> {
     await this.halt();
     rmSync(this.dir, { recursive: true, force: true });

@@ -11,6 +11,7 @@ import { callObject } from '../../../core/calls/representation.ts';
 import { type Clock, isoTime, systemClock } from '../../../core/clock.ts';
 import type { Config } from '../../../core/config.ts';
 import type { Coordinator } from '../../../core/coord/types.ts';
+import { isCoordinatorUnavailable } from '../../../core/coord/unavailable.ts';
 import { ApiError, invalid, notFound } from '../../../core/errors.ts';
 import { announceThrough } from '../../../core/events/announce.ts';
 import { isId } from '../../../core/ids.ts';
@@ -199,12 +200,16 @@ class CallHandlers {
     if (!isId('call', params.id)) throw notFound('call');
     const { call, hangUp } = await this.deps.lifecycle.abort(auth.workspaceId, params.id);
     if (hangUp) {
+      // The abort is committed; while Redis is away the command cannot go out, and the gateway running the
+      // call ends its media when its next slot renewal finds the call ended in the store.
       await sendCallCommand(this.deps.coord, {
         type: 'hangup',
         workspaceId: call.workspaceId,
         callId: call.id,
         carrier: call.carrier,
         carrierCallId: call.carrierCallId,
+      }).catch((error: unknown) => {
+        if (!isCoordinatorUnavailable(error)) throw error;
       });
     }
     return callObject(call);

@@ -114,6 +114,8 @@ export class WebhookReceiver {
     const server = https.createServer({ cert: options.certs.certPem, key: options.certs.keyPem });
     const receiver = new WebhookReceiver(server, options.secrets, () => Math.floor(now() / 1_000));
     server.on('request', (req, res) => {
+      receiver.arrived++;
+      receiver.wakeWaiters();
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => void receiver.answer(Buffer.concat(chunks), req.headers, res));
@@ -133,6 +135,16 @@ export class WebhookReceiver {
   /** The next requests get these answers, in order, whatever their signature. */
   misbehave(...plan: Misbehaviour[]): void {
     this.plan.push(...plan);
+  }
+
+  /** Requests that reached the receiver, answered or not yet. */
+  arrived = 0;
+
+  /** Resolves once `count` requests have reached the receiver (before they are answered). */
+  async waitForArrival(count: number): Promise<void> {
+    while (this.arrived < count) {
+      await new Promise<void>((resolve) => this.waiters.add(resolve));
+    }
   }
 
   /** Resolves once `count` requests have been answered. */
@@ -165,6 +177,10 @@ export class WebhookReceiver {
     this.requests.push({ id, raw, headers, verified, answered: status, receivedAt: Date.now() });
     res.on('error', () => {});
     res.writeHead(status, { 'content-type': 'application/json' }).end('{"received":true}');
+    this.wakeWaiters();
+  }
+
+  private wakeWaiters(): void {
     for (const wake of this.waiters) wake();
     this.waiters.clear();
   }
