@@ -1,12 +1,13 @@
 /**
  * Gateway benchmark (`npm run bench:gateway [-- --json] [-- --levels=200,400 --window=5000 --warmup=2000]`
- * [`--kinds=floor,uws,ws`] [`--pin=false`]).
+ * [`--kinds=floor,uws,ws`] [`--rounds=2`] [`--pin=false`]).
  *
  * Absolute stream counts differ between hosts of the same kind; what this measures side by side, in one run, is
  * what our gateway costs against what moving the same frames costs on this host.
  *
  * N concurrent Twilio-protocol streams (20 ms mu-law frames) for N = 200..1,200 step 200, against three servers,
- * one after another at each level so that a change in the machine's load shows in all three:
+ * one after another at each level, `--rounds` times over, so that a change in the machine's load shows in all
+ * three:
  * - floor: a bare uWebSockets.js server answering each media message with a prebuilt Twilio media message of the
  *   same size (gateway/testing/uws-floor.ts): the transport floor, no JSON parse, base64, G.711 or resampling;
  * - uws: our gateway with the echo handler, so every frame goes through JSON parse, base64, mu-law decode,
@@ -18,7 +19,9 @@
  * must stay well under one core for the figures to mean anything), and the server's CPU per frame pair answered
  * in the window, transport and kernel included (process CPU time: waiting for a core on a busy host does not
  * count), with the kernel's share of it. A level is kept up with when nearly every frame came back (loss <= 1%)
- * and no stream closed; "ok" adds round-trip p99 < 20 ms.
+ * and no stream closed; "ok" adds round-trip p99 < 20 ms. Other work on the host only ever adds to a process's
+ * CPU time, so each server's figure at a level is its cheapest round that kept up, and the compute split below is
+ * the cheaper of two measurements, one before the levels and one after.
  * Also measured in this process, by CPU time: the gateway's compute per frame pair with the transport excluded,
  * split into JSON, base64, G.711, resampling and our bookkeeping (bench/gateway-parts.ts).
  *
@@ -26,7 +29,8 @@
  * highest level where both kept up; goal <= 1.3), uws_vs_ws_cpu (ws CPU per frame pair / ours, at the highest
  * level where both kept up; goal >= 1.8), max_streams_p99_under_20ms, floor_max_streams_p99_under_20ms,
  * ws_max_streams_p99_under_20ms, the per-pair figures, frame_parts_us and frame_pair_shares (one uws frame pair
- * as shares: transport floor, JSON, base64, G.711, resampling, bookkeeping, rest), and the rows.
+ * as shares: the transport floor's, and the cost above it split in the proportions of the in-process JSON,
+ * base64, G.711, resampling and bookkeeping figures), and the rows.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -40,7 +44,7 @@ import { type LoadResult, TwilioLoad } from '../gateway/testing/load-generator.t
 import { startUwsFloor } from '../gateway/testing/uws-floor.ts';
 import { startWsBaseline } from '../gateway/testing/ws-baseline.ts';
 import { MemoryTokenClaims, StreamTokens } from '../gateway/tokens.ts';
-import { measureFrameParts } from './gateway-parts.ts';
+import { type FrameParts, measureFrameParts } from './gateway-parts.ts';
 
 const SECRET = 'gateway-benchmark-secret-0123456789abcdef';
 const HOST = '127.0.0.1';
@@ -311,12 +315,30 @@ function printRow(r: Row): void {
 
 const maxOk = (rows: Row[]) => rows.filter((r) => r.ok).reduce((m, r) => Math.max(m, r.n), 0);
 
-/** The highest level at which every one of `kinds` kept up with real time, and their rows there. */
+/**
+ * Of a server's rounds at one level that kept up with real time, the one that cost the least CPU per frame pair:
+ * other work on the host only ever adds to a process's CPU time (cache and core contention), so the cheapest
+ * round is the closest to the server's own cost.
+ */
+function best(rows: Row[], kind: Kind, n: number): Row | undefined {
+  let found: Row | undefined;
+  for (const r of rows) {
+    if (r.kind !== kind || r.n !== n || !r.keptUp || !Number.isFinite(usPerFramePair(r))) continue;
+    if (!found || usPerFramePair(r) < usPerFramePair(found)) found = r;
+  }
+  return found;
+}
+
+/** The highest level at which every one of `kinds` kept up with real time, and their best rounds there. */
 function comparableLevel(rows: Row[], kinds: readonly Kind[]): Map<Kind, Row> | undefined {
   const levels = [...new Set(rows.map((r) => r.n))].sort((a, b) => b - a);
   for (const n of levels) {
-    const at = new Map(rows.filter((r) => r.n === n && r.keptUp).map((r) => [r.kind, r]));
-    if (kinds.every((k) => at.has(k) && Number.isFinite(usPerFramePair(at.get(k)!)))) return at;
+    const at = new Map<Kind, Row>();
+    for (const k of kinds) {
+      const r = best(rows, k, n);
+      if (r) at.set(k, r);
+    }
+    if (at.size === kinds.length) return at;
   }
   return undefined;
 }
@@ -340,14 +362,17 @@ async function main(): Promise<void> {
   }
   const levels = (args.get('levels') ?? '200,400,600,800,1000,1200').split(',').map(Number);
   const warmupMs = Number(args.get('warmup') ?? 2000);
+  const rounds = Math.max(1, Number(args.get('rounds') ?? 2));
   const windowMs = Number(args.get('window') ?? 5000);
   const kinds = KINDS.filter((k) => (args.get('kinds') ?? KINDS.join(',')).split(',').includes(k));
-  const parts = await measureFrameParts(tokensFor());
-  console.log(
-    `gateway compute per frame pair (transport excluded): ${f(parts.sessionUs, 2)} µs` +
-      ` (JSON ${f(parts.jsonUs, 2)}, base64 ${f(parts.base64Us, 2)}, G.711 ${f(parts.g711Us, 2)},` +
-      ` resampling ${f(parts.resampleUs, 2)}, bookkeeping ${f(parts.bookkeepingUs, 2)})`,
-  );
+  const partsBefore = await measureFrameParts(tokensFor());
+  const printParts = (parts: FrameParts) =>
+    console.log(
+      `gateway compute per frame pair (transport excluded): ${f(parts.sessionUs, 2)} µs` +
+        ` (JSON ${f(parts.jsonUs, 2)}, base64 ${f(parts.base64Us, 2)}, G.711 ${f(parts.g711Us, 2)},` +
+        ` resampling ${f(parts.resampleUs, 2)}, bookkeeping ${f(parts.bookkeepingUs, 2)})`,
+    );
+  printParts(partsBefore);
   console.log(
     'kind   streams    cpu   loop p50/p99 ms  rtt p50/p99 ms  rss KB/s  heap KB/s    lost  loadgen cpu' +
       '  cpu/pair  kernel',
@@ -357,12 +382,17 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   // Level by level, the three servers one after another: a change in the machine's load shows in all three.
   for (const n of levels) {
-    for (const kind of kinds) rows.push(await runLevel(kind, servers.get(kind)!, n, warmupMs, windowMs));
+    for (let round = 0; round < rounds; round++) {
+      for (const kind of kinds) rows.push(await runLevel(kind, servers.get(kind)!, n, warmupMs, windowMs));
+    }
   }
   for (const server of servers.values()) {
     server.child.send({ cmd: 'exit' });
     await server.exited;
   }
+  const partsAfter = await measureFrameParts(tokensFor());
+  printParts(partsAfter);
+  const parts = cheaperParts(partsBefore, partsAfter);
   const of = (kind: Kind) => rows.filter((r) => r.kind === kind);
   const uwsMax = maxOk(of('uws'));
   const wsMax = maxOk(of('ws'));
@@ -373,19 +403,19 @@ async function main(): Promise<void> {
   const uwsAtFloorUs = vsFloor ? usPerFramePair(vsFloor.get('uws')!) : Number.NaN;
   const uwsAtWsUs = vsWs ? usPerFramePair(vsWs.get('uws')!) : Number.NaN;
   const wsUs = vsWs ? usPerFramePair(vsWs.get('ws')!) : Number.NaN;
-  // One frame pair of our gateway, as shares: the transport floor, the steps measured apart, our bookkeeping,
-  // and what is left (the JavaScript <-> native crossings the floor does not make, cache and GC effects).
-  const share = (us: number) => ratio(us, uwsAtFloorUs, 3);
-  const explained =
-    floorUs + parts.jsonUs + parts.base64Us + parts.g711Us + parts.resampleUs + parts.bookkeepingUs;
+  // One frame pair of our gateway, as shares: the transport floor's (measured over the sockets), and what it
+  // costs above the floor, split in the proportions of the in-process measurement. The two come from different
+  // processes at different moments of a shared host, so their absolute figures need not add up; the shares do.
+  const floorShare = ratio(floorUs, uwsAtFloorUs, 3);
+  const above = floorShare === null ? Number.NaN : 1 - floorShare;
+  const share = (us: number) => round((above * us) / parts.sessionUs, 3);
   const shares = {
-    transport_floor: share(floorUs),
+    transport_floor: floorShare,
     json: share(parts.jsonUs),
     base64: share(parts.base64Us),
     g711: share(parts.g711Us),
     resampling: share(parts.resampleUs),
     bookkeeping: share(parts.bookkeepingUs),
-    rest: share(uwsAtFloorUs - explained),
   };
   const summary = {
     cost_vs_floor: ratio(uwsAtFloorUs, floorUs),
@@ -411,6 +441,7 @@ async function main(): Promise<void> {
     loadgen_max_cpu: Number(Math.max(...rows.map((r) => r.load.cpu)).toFixed(2)),
     levels,
     window_ms: windowMs,
+    rounds,
     rows: rows.map((r) => ({
       kind: r.kind,
       streams: r.n,
@@ -431,12 +462,15 @@ async function main(): Promise<void> {
       ok: r.ok,
     })),
   };
-  console.log('server CPU per frame pair by level (floor / uws / ws, µs) and the ratios:');
+  console.log(
+    `server CPU per frame pair by level, the cheapest of ${rounds} round(s) that kept up (floor / uws / ws, µs),` +
+      ' and the ratios:',
+  );
   for (const n of levels) {
-    const at = (kind: Kind) => rows.find((r) => r.n === n && r.kind === kind);
+    const at = (kind: Kind) => best(rows, kind, n);
     const us = (kind: Kind) => {
       const r = at(kind);
-      return r ? `${f(usPerFramePair(r), 1)}${r.keptUp ? '' : '*'}` : '-';
+      return r ? f(usPerFramePair(r), 1) : 'over';
     };
     const u = at('uws');
     const fl = at('floor');
@@ -447,7 +481,6 @@ async function main(): Promise<void> {
         `  ws/uws ${f(u && w ? usPerFramePair(w) / usPerFramePair(u) : Number.NaN, 2)}`,
     );
   }
-  console.log('  (* did not keep up with real time)');
   console.log(
     `cost_vs_floor ${summary.cost_vs_floor ?? '-'} at ${summary.cost_vs_floor_at_streams ?? '-'} streams` +
       ` (goal <= 1.3), uws_vs_ws_cpu ${summary.uws_vs_ws_cpu ?? '-'} at ${summary.uws_vs_ws_cpu_at_streams ?? '-'}` +
@@ -456,13 +489,23 @@ async function main(): Promise<void> {
   console.log(
     `one frame pair of the uws gateway: transport floor ${pct(shares.transport_floor)}, JSON ${pct(shares.json)},` +
       ` base64 ${pct(shares.base64)}, G.711 ${pct(shares.g711)}, resampling ${pct(shares.resampling)},` +
-      ` bookkeeping ${pct(shares.bookkeeping)}, rest ${pct(shares.rest)}`,
+      ` bookkeeping ${pct(shares.bookkeeping)}`,
   );
   console.log(
     `max streams with round-trip p99 < ${P99_BUDGET_MS} ms: floor ${floorMax}, uws ${uwsMax}, ws ${wsMax}` +
       (wsMax > 0 ? ` (uws x${summary.uws_vs_ws_ratio} ws)` : ''),
   );
   if (args.has('json')) console.log(JSON.stringify(summary));
+}
+
+function cheaperParts(a: FrameParts, b: FrameParts): FrameParts {
+  const jsonUs = Math.min(a.jsonUs, b.jsonUs);
+  const base64Us = Math.min(a.base64Us, b.base64Us);
+  const g711Us = Math.min(a.g711Us, b.g711Us);
+  const resampleUs = Math.min(a.resampleUs, b.resampleUs);
+  const sessionUs = Math.min(a.sessionUs, b.sessionUs);
+  const bookkeepingUs = Math.max(0, sessionUs - jsonUs - base64Us - g711Us - resampleUs);
+  return { jsonUs, base64Us, g711Us, resampleUs, sessionUs, bookkeepingUs };
 }
 
 function round(x: number, digits = 1): number | null {
