@@ -15,8 +15,12 @@ export class PlaybackCarrier implements SessionOutput {
   /** Called when agent audio reaches the carrier (before it is queued for playback). */
   onAudio: () => void = () => {};
 
+  /** Agent audio received by every carrier of this process, in samples. */
+  static samplesReceived = 0;
+
   sendAudio(pcm16k: Int16Array): void {
     this.onAudio();
+    PlaybackCarrier.samplesReceived += pcm16k.length;
     if (pcm16k.length > 0) this.queue.push(pcm16k.length);
   }
 

@@ -212,7 +212,20 @@ export interface RunResult {
   };
   /** Inference runs, windows through the model, and windows of silence the gate answered without it. */
   silero: { runs: number; windows: number; skipped: number };
+  /** Agent audio the carriers received over the window, in 16 kHz samples (all of it came through the TTS). */
+  agentSamples: number;
+  /** Measured after the window in the same process. */
+  floors: PipelineFloors;
   cpuProfilePath: string | undefined;
+}
+
+/** What the pipeline's parts are compared with (bench/pipeline-floors.ts). */
+export interface PipelineFloors {
+  /** Silero inference alone, CPU µs per 32 ms window, at `sileroBatch` streams batched. */
+  sileroUsPerWindow: number;
+  sileroBatch: number;
+  /** The TTS provider's 24 kHz -> 16 kHz resampling alone, CPU µs per 20 ms frame. */
+  resampleUsPerFrame: number;
 }
 
 export type ToSessions = { type: 'run'; spec: RunSpec } | { type: 'stop' };

@@ -33,6 +33,7 @@ import {
   type SessionOutcome,
 } from '../pipeline/session.ts';
 import { PlaybackCarrier } from './pipeline-carrier.ts';
+import { measureFloors } from './pipeline-floors.ts';
 import {
   AGENT_GREETING,
   assertLoopback,
@@ -466,6 +467,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
   let second = { cpu: cpuSample(), lateMs: 0 };
   sendToParent({ type: 'measure-start' });
   const start: Window = { cpu: cpuSample(), silero: { ...vad.stats } };
+  const agentSamplesAtStart = PlaybackCarrier.samplesReceived;
   eventLoop.enable();
   const lateness = await runCalls(calls, deadlineFor(spec, spec.turns), (frame, live, lateMs) => {
     second.lateMs = Math.max(second.lateMs, lateMs);
@@ -498,6 +500,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
   });
   eventLoop.disable();
   const end: Window = { cpu: cpuSample(), silero: { ...vad.stats } };
+  const agentSamples = PlaybackCarrier.samplesReceived - agentSamplesAtStart;
   sendToParent({ type: 'measure-end' });
   if (profiler && spec.cpuProfilePath) {
     const { profile } = await profiler.post('Profiler.stop');
@@ -527,6 +530,11 @@ async function run(spec: RunSpec): Promise<RunResult> {
   }
   const delay = (q: number) => Math.max(0, eventLoop.percentile(q) / 1e6 - ELD_RESOLUTION_MS);
   await tts.close();
+  const sileroRuns = end.silero.runs - start.silero.runs;
+  const floors = await measureFloors(
+    vad,
+    sileroRuns > 0 ? (end.silero.windows - start.silero.windows) / sileroRuns : 1,
+  );
   return {
     sessions: spec.sessions,
     turnsSpoken: spoken,
@@ -569,6 +577,8 @@ async function run(spec: RunSpec): Promise<RunResult> {
       windows: end.silero.windows - start.silero.windows,
       skipped: end.silero.skipped - start.silero.skipped,
     },
+    agentSamples,
+    floors,
     cpuProfilePath: spec.cpuProfilePath,
   };
 }

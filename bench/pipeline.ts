@@ -3,7 +3,7 @@
  * fixed latency (ARCHITECTURE.md section 10).
  *
  *   npm run bench:pipeline -- [--sessions 1,50,200] [--turns 3] [--runs 1] [--json] [--spread 4000]
- *                             [--voicemail] [--cpu-prof] [--cpu-prof-dir DIR] [--turn-log FILE]
+ *                             [--voicemail] [--cpu-prof] [--cpu-prof-dir DIR] [--turn-log FILE] [--no-parts]
  *
  * Three kinds of process:
  * - this one: makes the caller's lines once with eSpeak NG, starts the others, samples CPU, prints;
@@ -31,19 +31,27 @@
  * event-loop delay; the share of VAD windows its silence gate answered; RSS growth per session over the idle
  * baseline (after a one-call warm-up; peak while all N were live, without forcing GC: an upper bound); the
  * engines process's CPU; and the machine's load, since other work on the machine shares its cores.
+ * Calls per core: 1000 / the session process's CPU ms per session-second, and that CPU split by part (gateway
+ * transport, VAD, STT feed, TTS, resampling, playout, recording, HTTP clients to the engines, the simulated callers
+ * and carriers, GC, the rest: bench/cpu-parts.ts) from a CPU profile of every measured window (sampled each
+ * millisecond, which costs the process a little CPU; `--no-parts` turns it off). Each part with a floor is compared
+ * with it, measured in the same process right after the window (bench/pipeline-floors.ts): the VAD part per window
+ * the model ran against Silero inference alone at the run's mean batch, the resampling part per 20 ms frame of agent
+ * audio against the TTS provider's 24 kHz -> 16 kHz resampling alone.
  * `--cpu-prof` writes a CPU profile of each measured window and prints where the time went; `--turn-log` appends
  * every turn's figures, and each run's timeline (per second: live sessions, CPU, frame lateness), to a file as
  * JSON lines.
  * With `--json` the last line is one JSON object. Everything started is stopped, on failure too.
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createTextToSpeech } from '../engines/tts/index.ts';
 import { BenchChild } from './api-child.ts';
+import { type CallPart, type CallParts, callPartsOfProfile } from './cpu-parts.ts';
 import { formatProfile, summarizeProfile } from './pipeline-profile.ts';
 import {
   assertLoopback,
@@ -80,6 +88,8 @@ interface Options {
   json: boolean;
   spreadMs: number;
   cpuProfDir: string | undefined;
+  /** Profile every window (in a temporary directory unless --cpu-prof-dir) to split its CPU by part. */
+  parts: boolean;
   turnLog: string | undefined;
   voicemail: boolean;
 }
@@ -104,6 +114,7 @@ function parseOptions(argv: string[]): Options {
       'cpu-prof-dir': { type: 'string' },
       'turn-log': { type: 'string' },
       voicemail: { type: 'boolean', default: false },
+      'no-parts': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -116,6 +127,7 @@ function parseOptions(argv: string[]): Options {
     ? path.resolve(values['cpu-prof-dir'] ?? mkdtempSync(path.join(os.tmpdir(), 'bench-pipeline-prof-')))
     : undefined;
   if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true });
+  const parts = values['no-parts'] !== true;
   return {
     sessions,
     turns: positiveInteger('turns', values.turns ?? '3'),
@@ -123,6 +135,7 @@ function parseOptions(argv: string[]): Options {
     json: values.json === true,
     spreadMs,
     cpuProfDir,
+    parts,
     turnLog: values['turn-log'] === undefined ? undefined : path.resolve(values['turn-log']),
     voicemail: values.voicemail === true,
   };
@@ -148,6 +161,17 @@ async function cleanUp(): Promise<void> {
 }
 
 let interrupted = false;
+
+let partsDirectory: string | undefined;
+
+/** Where the profiles that only feed the split by part go: made on first use, removed at the end. */
+function partsDir(): string {
+  if (partsDirectory) return partsDirectory;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-pipeline-parts-'));
+  partsDirectory = dir;
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -288,6 +312,28 @@ interface Figures {
   others_cpu_pct: number;
   window_s: number;
   session_seconds: number;
+  /** 1000 / cpu_ms_per_session_second: calls one core carries, the session process's work alone. */
+  calls_per_core: number;
+  /** cpu_ms_per_session_second split by part (bench/cpu-parts.ts), from a CPU profile of the window. */
+  part_gateway_transport_ms: number;
+  part_vad_ms: number;
+  part_stt_feed_ms: number;
+  part_tts_ms: number;
+  part_resampling_ms: number;
+  part_playout_ms: number;
+  part_recording_ms: number;
+  part_http_clients_ms: number;
+  part_simulated_callers_ms: number;
+  part_gc_ms: number;
+  part_rest_ms: number;
+  /** The VAD part per window the model ran, against Silero inference alone at the run's mean batch. */
+  vad_us_per_window: number;
+  silero_floor_us_per_window: number;
+  vad_vs_floor: number;
+  /** The resampling part per 20 ms frame of agent audio, against 24k -> 16k resampling alone. */
+  resampling_us_per_frame: number;
+  resampling_floor_us_per_frame: number;
+  resampling_vs_floor: number;
 }
 
 interface RunOutcome {
@@ -304,7 +350,43 @@ function round(value: number, digits = 1): number {
   return Math.round(value * f) / f;
 }
 
-function figuresOf(result: RunResult, engines: EnginesWindow, machinePct: number | undefined): Figures {
+function partFigures(result: RunResult, parts: CallParts | undefined) {
+  const cpuPerSessionSecond = result.cpuMs / result.sessionSeconds;
+  const msOf = (part: CallPart) =>
+    parts && parts.busyMs > 0 ? round((parts.ms[part] / parts.busyMs) * cpuPerSessionSecond, 3) : Number.NaN;
+  const floors = result.floors;
+  const vadUs =
+    parts && result.silero.windows > 0 ? (1000 * parts.ms.vad) / result.silero.windows : Number.NaN;
+  const agentFrames = result.agentSamples / FRAME_SAMPLES;
+  const resamplingUs = parts && agentFrames > 0 ? (1000 * parts.ms.resampling) / agentFrames : Number.NaN;
+  return {
+    calls_per_core: round(1000 / cpuPerSessionSecond),
+    part_gateway_transport_ms: msOf('gateway_transport'),
+    part_vad_ms: msOf('vad'),
+    part_stt_feed_ms: msOf('stt_feed'),
+    part_tts_ms: msOf('tts'),
+    part_resampling_ms: msOf('resampling'),
+    part_playout_ms: msOf('playout'),
+    part_recording_ms: msOf('recording'),
+    part_http_clients_ms: msOf('http_clients'),
+    part_simulated_callers_ms: msOf('simulated_callers'),
+    part_gc_ms: msOf('gc'),
+    part_rest_ms: msOf('rest'),
+    vad_us_per_window: round(vadUs),
+    silero_floor_us_per_window: round(floors.sileroUsPerWindow),
+    vad_vs_floor: round(vadUs / floors.sileroUsPerWindow, 2),
+    resampling_us_per_frame: round(resamplingUs, 2),
+    resampling_floor_us_per_frame: round(floors.resampleUsPerFrame, 2),
+    resampling_vs_floor: round(resamplingUs / floors.resampleUsPerFrame, 2),
+  };
+}
+
+function figuresOf(
+  result: RunResult,
+  engines: EnginesWindow,
+  machinePct: number | undefined,
+  parts: CallParts | undefined,
+): Figures {
   const nominal = nominalEngineMs();
   const turns = result.turns;
   const pick = (f: (t: (typeof turns)[number]) => number) => turns.map(f);
@@ -418,6 +500,7 @@ function figuresOf(result: RunResult, engines: EnginesWindow, machinePct: number
         : round(Math.max(0, machinePct * os.cpus().length - sessionCpuPct - enginesCpuPct)),
     window_s: round(windowS),
     session_seconds: round(sessionSeconds),
+    ...partFigures(result, parts),
   };
 }
 
@@ -444,8 +527,9 @@ async function runOnce(
   cleanups.push(stopChild);
   try {
     await child.next('ready', START_TIMEOUT_MS);
-    const cpuProfilePath = options.cpuProfDir
-      ? path.join(options.cpuProfDir, `pipeline-sessions-${sessions}-run${run}.cpuprofile`)
+    const profileDir = options.cpuProfDir ?? (options.parts ? partsDir() : undefined);
+    const cpuProfilePath = profileDir
+      ? path.join(profileDir, `pipeline-sessions-${sessions}-run${run}.cpuprofile`)
       : undefined;
     child.send({
       type: 'run',
@@ -485,12 +569,17 @@ async function runOnce(
       appendFileSync(options.turnLog, lines.length > 0 ? `${lines.join('\n')}\n` : '');
     }
     return {
-      figures: figuresOf(result, window, machinePct),
+      figures: figuresOf(
+        result,
+        window,
+        machinePct,
+        cpuProfilePath && options.parts ? callPartsOfProfile(cpuProfilePath) : undefined,
+      ),
       firstError: result.firstError,
       reasons,
       atFullConcurrency: result.memory.atFullConcurrency,
       loadAtStart,
-      profile: cpuProfilePath,
+      profile: options.cpuProfDir ? cpuProfilePath : undefined,
     };
   } finally {
     cleanups.splice(cleanups.indexOf(stopChild), 1);
@@ -577,6 +666,7 @@ function report(figures: Figures, outcomes: RunOutcome[], runs: number): string[
     `  engines process: ${fmt(f.engines_cpu_pct)}% of a core (${fmt(f.engines_cpu_ms_per_session_second, 2)} ms per` +
       ` session-second), event-loop delay p99 ${fmt(f.engines_event_loop_delay_p99_ms, 2)} ms;` +
       `  machine ${fmt(f.machine_busy_pct)}% busy (of ${os.cpus().length} cores), others ~${fmt(f.others_cpu_pct)}% of a core`,
+    ...partLines(f),
   ];
   if (f.timeouts > 0) {
     lines.push(
@@ -593,6 +683,32 @@ function report(figures: Figures, outcomes: RunOutcome[], runs: number): string[
   const error = outcomes.find((o) => o.firstError)?.firstError;
   if (error) lines.push(`  first error: ${error}`);
   return lines;
+}
+
+function partLines(f: Figures): string[] {
+  if (!Number.isFinite(f.part_rest_ms)) return [];
+  const cpu = f.cpu_ms_per_session_second;
+  const part = (label: string, ms: number) => `${label} ${fmt(ms, 2)} (${fmt((100 * ms) / cpu, 0)}%)`;
+  return [
+    `  calls per core ${fmt(f.calls_per_core, 0)} (1000 / ${fmt(cpu, 2)} ms CPU per call-second); by part, ms per` +
+      ` call-second: ${[
+        part('gateway transport', f.part_gateway_transport_ms),
+        part('VAD', f.part_vad_ms),
+        part('STT feed', f.part_stt_feed_ms),
+        part('TTS', f.part_tts_ms),
+        part('resampling', f.part_resampling_ms),
+        part('playout', f.part_playout_ms),
+        part('recording', f.part_recording_ms),
+        part('HTTP clients to the engines', f.part_http_clients_ms),
+        part('simulated callers and carriers', f.part_simulated_callers_ms),
+        part('GC', f.part_gc_ms),
+        part('the rest', f.part_rest_ms),
+      ].join(', ')}`,
+    `    against the floors measured in the same run: VAD ${fmt(f.vad_us_per_window)} µs per window the model ran,` +
+      ` Silero inference alone ${fmt(f.silero_floor_us_per_window)} (x${fmt(f.vad_vs_floor, 2)});` +
+      ` resampling ${fmt(f.resampling_us_per_frame, 2)} µs per 20 ms frame of agent audio, alone` +
+      ` ${fmt(f.resampling_floor_us_per_frame, 2)} (x${fmt(f.resampling_vs_floor, 2)})`,
+  ];
 }
 
 // --- main ------------------------------------------------------------------------------------------------

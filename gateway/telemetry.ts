@@ -1,4 +1,3 @@
-import { measureLevel } from '../codecs/index.ts';
 import type { BadMessageReason } from './carriers/types.ts';
 
 /**
@@ -173,12 +172,20 @@ export class StreamTelemetry {
     this.prevArrival = arrivalMs;
   }
 
-  /** One canonical inbound frame (after decode): level and clipping. */
+  /** One canonical inbound frame (after decode): peak and clipping. */
   frame(frame: Int16Array): void {
-    const level = measureLevel(frame);
+    // Peak and clipping only (no RMS, no logarithm): this runs for every frame of every stream.
+    let peak = this.inbound.peak;
+    let clipped = 0;
+    for (let i = 0; i < frame.length; i++) {
+      const s = frame[i]!;
+      const magnitude = s < 0 ? -s : s;
+      if (magnitude > peak) peak = magnitude;
+      if (magnitude >= 32767) clipped++;
+    }
     this.inbound.frames++;
-    this.inbound.clippedSamples += level.clippedSamples;
-    if (level.peak > this.inbound.peak) this.inbound.peak = level.peak;
+    this.inbound.clippedSamples += clipped;
+    this.inbound.peak = peak;
   }
 
   /** An outbound audio message left for the peer at `nowMs` (monotonic). */

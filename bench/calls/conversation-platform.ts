@@ -83,10 +83,15 @@ async function bothStarted<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> 
   return [first.value, second.value];
 }
 
+/**
+ * `profileDir`, when given, makes the measured process write a CPU profile of its whole life there as it exits
+ * (`node --cpu-prof`), named with its pid.
+ */
 export async function startConversationPlatform(
   options: BenchOptions,
   cleanups: Cleanups,
   log: (line: string) => void,
+  profileDir?: string,
 ): Promise<ConversationPlatform> {
   const mode = conversationMode();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'voiceagent-bench-calls-conversations-'));
@@ -119,7 +124,11 @@ export async function startConversationPlatform(
       PORT: String(apiPort),
       GATEWAY_PORT: String(gatewayPort),
     };
-    const start = async (roles: string[], extra: Record<string, string>): Promise<PlatformProcess> => {
+    const start = async (
+      roles: string[],
+      extra: Record<string, string>,
+      nodeArgs: readonly string[] = [],
+    ): Promise<PlatformProcess> => {
       const name = roles.join(',');
       const platform = PlatformProcess.launch({
         name,
@@ -128,6 +137,7 @@ export async function startConversationPlatform(
         env: platformEnv({ ...shared, ...extra }),
         startTimeoutMs: options.startTimeoutS * 1000,
         log,
+        nodeArgs,
       });
       const stopIt = cleanups.defer(`stop the ${name} process`, () => platform.stop());
       if (roles.includes('worker')) stops.unshift(stopIt);
@@ -135,18 +145,19 @@ export async function startConversationPlatform(
       await platform.serving();
       return platform;
     };
+    const profiled = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
     // The gateway's port is chosen here, so both processes can start at once.
     const [measured, worker] =
       mode === 'split'
         ? await bothStarted(
-            start(['api', 'gateway'], {}),
+            start(['api', 'gateway'], {}, profiled),
             start(['worker'], {
               // A worker prints nothing when it has started but its "worker role: ... running" log line.
               LOG_LEVEL: 'info',
               PUBLIC_GATEWAY_URL: `ws://127.0.0.1:${gatewayPort}`,
             }),
           )
-        : [await start(['api', 'gateway', 'worker'], {}), undefined];
+        : [await start(['api', 'gateway', 'worker'], {}, profiled), undefined];
     const apiUrl = measured.apiUrl as string;
     const workspaces = await createAgents(apiUrl, provisioned, engines ? { voice: FAKE_ENGINES_VOICE } : {});
     return { mode, apiUrl, measured, worker, engines, workspaces, stop };

@@ -1,3 +1,7 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type CallParts, callPartsOfProfile } from '../cpu-parts.ts';
 import type { Cleanups } from '../support/cleanups.ts';
 import {
   cpuBetween,
@@ -52,6 +56,8 @@ export interface ConversationRun extends ConversationFigures {
   /** Peak resident memory of the measured process over its idle size before the calls, per call placed. */
   rssGrowthMbPerCall: number;
   machineCpuPct: number;
+  /** The measured process's CPU over the window split by part, from its CPU profile; undefined without one. */
+  cpuParts: CallParts | undefined;
 }
 
 /** CPU of one process over the window, from a reading taken as the window opened. */
@@ -76,8 +82,15 @@ export async function runConversations(
   cleanups: Cleanups,
   log: (line: string) => void,
 ): Promise<ConversationRun> {
-  const platform = await startConversationPlatform(options, cleanups, log);
+  const profileDir = options.cpuParts ? mkdtempSync(path.join(os.tmpdir(), 'bench-calls-parts-')) : undefined;
+  const removeProfiles = cleanups.defer('remove the CPU profiles', () => {
+    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+  });
+  const platform = await startConversationPlatform(options, cleanups, log, profileDir);
   const { apiUrl, measured, worker, engines } = platform;
+  const usNow = () => Number(process.hrtime.bigint() / 1000n);
+  let run: ConversationRun | undefined;
+  let profileWindow = { fromUs: 0, toUs: 0 };
   try {
     const idleRss = processRssBytes(measured.pid);
     let peakRss = idleRss;
@@ -88,6 +101,7 @@ export async function runConversations(
     const benchStart = ownCpuMs();
     const machineStart = machineTicks();
     const windowStart = performance.now();
+    profileWindow.fromUs = usNow();
     const whileAllLive = new CpuWhileAllLive(measured.pid);
 
     const placement = await placeCalls(apiUrl, platform.workspaces, options.calls);
@@ -114,7 +128,8 @@ export async function runConversations(
     });
 
     const windowMs = performance.now() - windowStart;
-    const run: ConversationRun = {
+    profileWindow = { ...profileWindow, toUs: usNow() };
+    run = {
       ...conversationFigures(watched.calls),
       mode: platform.mode,
       placed: placement.placed.length,
@@ -131,10 +146,16 @@ export async function runConversations(
       allLiveSeconds: whileAllLive.seconds(),
       rssGrowthMbPerCall: (peakRss - idleRss) / 1_048_576 / Math.max(1, placement.placed.length),
       machineCpuPct: machineBusyPct(machineStart, machineTicks()),
+      cpuParts: undefined,
     };
     await describeIncomplete(apiUrl, placement.placed, watched.calls, log);
-    return run;
   } finally {
     await platform.stop();
   }
+  // The profile is written as the measured process exits.
+  const file = profileDir && readdirSync(profileDir).find((name) => name.includes(`.${measured.pid}.`));
+  if (profileDir && !file) log(`conversations: the ${measured.name} process left no CPU profile`);
+  const cpuParts = file ? callPartsOfProfile(path.join(profileDir, file), profileWindow) : undefined;
+  await removeProfiles();
+  return { ...run, cpuParts };
 }

@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 
 export const USAGE = `npm run bench:calls -- [--json] [--runs 3] [--calls 100] [--concurrency 32] [--duration 10]
                        [--warmup 2] [--workspaces N] [--deadline 420] [--only admissions|conversations]
-                       [--engines fake|configured] [--timeline]`;
+                       [--engines fake|configured] [--timeline]
+                       [--no-cpu-parts]`;
 
 export type Part = 'admissions' | 'conversations';
 /**
@@ -31,6 +32,8 @@ export interface BenchOptions {
   engines: EngineChoice;
   /** Conversations: a progress line (live, ended, CPU) at every poll instead of every 15 s. */
   timeline: boolean;
+  /** Conversations: profile the measured process to split its CPU by part (off with --no-cpu-parts). */
+  cpuParts: boolean;
 }
 
 function positive(name: string, text: string | undefined, fallback: number, integer: boolean): number {
@@ -68,6 +71,7 @@ export function parseOptions(argv: string[], root: string): BenchOptions {
       only: { type: 'string' },
       engines: { type: 'string' },
       timeline: { type: 'boolean', default: false },
+      'no-cpu-parts': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -86,5 +90,6 @@ export function parseOptions(argv: string[], root: string): BenchOptions {
     parts: partsOf(values.only),
     engines: enginesOf(values.engines),
     timeline: values.timeline === true,
+    cpuParts: values['no-cpu-parts'] !== true,
   };
 }

@@ -29,6 +29,8 @@ export interface PlatformProcessOptions {
   env: NodeJS.ProcessEnv;
   startTimeoutMs: number;
   log: (line: string) => void;
+  /** Options for node itself, before the script (e.g. --cpu-prof, which NODE_OPTIONS does not take). */
+  nodeArgs?: readonly string[];
 }
 
 /** A TCP port on 127.0.0.1 nothing listens on right now (the platform is told it; PORT=0 would not say). */
@@ -62,7 +64,13 @@ export class PlatformProcess {
   private constructor(private readonly options: PlatformProcessOptions) {
     this.child = spawn(
       process.execPath,
-      [path.join(options.root, 'bin/voiceagent.js'), 'serve', '--roles', options.roles.join(',')],
+      [
+        ...(options.nodeArgs ?? []),
+        path.join(options.root, 'bin/voiceagent.js'),
+        'serve',
+        '--roles',
+        options.roles.join(','),
+      ],
       { cwd: options.root, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     this.exited = new Promise((resolve) => {

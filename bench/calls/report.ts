@@ -1,3 +1,4 @@
+import { CALL_PARTS, type CallPart } from '../cpu-parts.ts';
 import type { BenchOptions } from './options.ts';
 import { fixed, median, rounded } from './stats.ts';
 import type { AdmissionSummary, ConversationSummary } from './summaries.ts';
@@ -66,6 +67,8 @@ export function conversationsText(s: ConversationSummary, options: BenchOptions)
         1000 / s.allLiveCpuMsPerCallSecond,
         0,
       )} calls per core; median over ${fixed(median(s.runs.map((r) => r.allLiveSeconds)), 0)} s of polls)`,
+    `  calls per core      ${fixed(s.callsPerCore, 0)} (1000 / the measured CPU per call-second)`,
+    ...partsLine(s),
     `  its child processes ${fixed(s.childCpuMsPerCallSecond, 1)} ms per call-second (local STT decoders, not above)`,
     `  memory              ${fixed(s.rssGrowthMbPerCall, 2)} MB RSS growth per call (peak over idle)`,
     s.mode === 'split'
@@ -85,6 +88,31 @@ export function conversationsText(s: ConversationSummary, options: BenchOptions)
     lines.push(`  ${s.unfinishedRuns} run(s) had calls still open at the ${options.deadlineS} s deadline`);
   }
   return lines.join('\n');
+}
+
+const PART_LABELS: Record<CallPart, string> = {
+  gateway_transport: 'gateway transport',
+  vad: 'VAD',
+  stt_feed: 'STT feed',
+  tts: 'TTS',
+  resampling: 'resampling',
+  playout: 'playout',
+  recording: 'recording',
+  http_clients: 'HTTP clients to the engines',
+  simulated_callers: 'simulated callers',
+  gc: 'GC',
+  rest: 'the rest',
+};
+
+function partsLine(s: ConversationSummary): string[] {
+  const parts = s.partsMsPerCallSecond;
+  if (Object.keys(parts).length === 0) return [];
+  const total = CALL_PARTS.reduce((sum, p) => sum + (parts[p] ?? 0), 0);
+  const each = CALL_PARTS.map(
+    (p) =>
+      `${PART_LABELS[p]} ${fixed(parts[p] ?? Number.NaN, 2)} (${fixed((100 * (parts[p] ?? 0)) / total, 0)}%)`,
+  );
+  return [`  by part, ms per call-second (from a CPU profile of the window): ${each.join(', ')}`];
 }
 
 export interface MachineLoad {
@@ -110,6 +138,10 @@ export function jsonLine(
     voice_to_voice_p95_ms: n(c?.voiceToVoiceP95Ms, 0),
     overhead_p95_ms: n(c?.overheadP95Ms, 1),
     cpu_ms_per_call_second: n(c?.cpuMsPerCallSecond, 1),
+    calls_per_core: n(c?.callsPerCore, 0),
+    parts_ms_per_call_second: c
+      ? Object.fromEntries(Object.entries(c.partsMsPerCallSecond).map(([k, v]) => [k, rounded(v, 2)]))
+      : null,
     admissions_p50_ms: n(a?.p50Ms, 2),
     admissions_p99_ms: n(a?.p99Ms, 2),
     admissions_non_202: a ? a.refused : null,

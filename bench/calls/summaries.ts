@@ -1,3 +1,4 @@
+import { CALL_PARTS, type CallPart } from '../cpu-parts.ts';
 import type { AdmissionRun } from './admissions.ts';
 import type { ConversationMode } from './conversation-platform.ts';
 import type { ConversationRun } from './conversations.ts';
@@ -72,6 +73,26 @@ export interface ConversationSummary {
   benchCpuPct: number;
   rssGrowthMbPerCall: number;
   machineCpuPct: number;
+  /** 1000 / cpuMsPerCallSecond. */
+  callsPerCore: number;
+  /** cpuMsPerCallSecond split by part (each part's share of the profiled window); empty without profiles. */
+  partsMsPerCallSecond: Partial<Record<CallPart, number>>;
+}
+
+function partsPerCallSecond(runs: ConversationRun[]): Partial<Record<CallPart, number>> {
+  const profiled = runs.filter((r) => r.cpuParts && r.cpuParts.busyMs > 0 && r.liveSeconds > 0);
+  if (profiled.length === 0) return {};
+  return Object.fromEntries(
+    CALL_PARTS.map((part) => [
+      part,
+      median(
+        profiled.map((r) => {
+          const parts = r.cpuParts!;
+          return ((parts.ms[part] / parts.busyMs) * r.measured.cpu.ownMs) / r.liveSeconds;
+        }),
+      ),
+    ]),
+  );
 }
 
 export function summariseConversations(runs: ConversationRun[]): ConversationSummary {
@@ -114,5 +135,7 @@ export function summariseConversations(runs: ConversationRun[]): ConversationSum
     benchCpuPct: of((r) => r.benchCpuPct),
     rssGrowthMbPerCall: of((r) => r.rssGrowthMbPerCall),
     machineCpuPct: of((r) => r.machineCpuPct),
+    callsPerCore: 1000 / of((r) => perCallSecond(r.measured.cpu.ownMs, r)),
+    partsMsPerCallSecond: partsPerCallSecond(runs),
   };
 }
