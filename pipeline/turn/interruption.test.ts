@@ -23,6 +23,7 @@ import {
   speechStart,
   tick,
   turnTaken,
+  voicedWindows,
 } from './testing/script.ts';
 
 const DEFAULTS = interruptionSettings(DEFAULT_BEHAVIOR);
@@ -123,6 +124,34 @@ const cases: Case[] = [
     name: 'sustained speech with no words yet (batch STT) interrupts at the deadline',
     steps: [agentStart(0), speechStart(1000), tick(2000), tick(2500)],
     expect: ['heard:caller_speech@1250', 'interrupted:sustained_speech@2500'],
+  },
+  {
+    name: 'voice with no words yet interrupts once it outlasts a backchannel (650 ms), not at the deadline',
+    steps: [agentStart(0), speechStart(1000), ...voicedWindows(1000, 1800)],
+    expect: ['heard:caller_speech@1250', 'interrupted:sustained_speech@1672'],
+  },
+  {
+    name: 'a 450 ms "okay" whose word comes after the VAD hangover: the agent talks on, nothing interrupts',
+    steps: [
+      agentStart(0),
+      speechStart(1000),
+      ...voicedWindows(1000, 1450),
+      speechEnd(1450),
+      partial(1600, 'Okay.'),
+      final(1700, 'Okay.'),
+    ],
+    expect: ['heard:caller_speech@1250', 'ignored_backchannel:backchannel@1700', 'resumed:backchannel@1700'],
+  },
+  {
+    name: 'without adaptive interruptions any voice of min_interrupt_ms interrupts, words or not',
+    settings: { adaptive: false },
+    steps: [agentStart(0), speechStart(1000), ...voicedWindows(1000, 1400)],
+    expect: ['heard:caller_speech@1250', 'interrupted:sustained_speech@1320'],
+  },
+  {
+    name: '"okay" and then more voice with no new words yet: past twice a backchannel it interrupts',
+    steps: [agentStart(0), speechStart(1000), partial(1500, 'okay'), ...voicedWindows(1000, 2400)],
+    expect: ['heard:caller_speech@1250', 'interrupted:sustained_speech@2312'],
   },
   {
     name: 'mode normal: 400 ms of real words interrupt as soon as words confirm them',

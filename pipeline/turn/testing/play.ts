@@ -31,6 +31,9 @@ export function playInterruption(
       case 'tick':
         events.push(...policy.tick(step.atMs));
         break;
+      case 'voiced':
+        events.push(...policy.voiced(step.atMs));
+        break;
       case 'turn_taken':
         events.push(...policy.tick(step.atMs));
         policy.callerTurnTaken();

@@ -19,7 +19,9 @@ export type Step =
   | { kind: 'agent_stop'; atMs: number }
   /** The caller's turn was taken (its words are in). */
   | { kind: 'turn_taken'; atMs: number }
-  | { kind: 'tick'; atMs: number };
+  | { kind: 'tick'; atMs: number }
+  /** The VAD heard voice in the window ending here. */
+  | { kind: 'voiced'; atMs: number };
 
 let lastStart = 0;
 
@@ -46,6 +48,13 @@ export const agentStart = (atMs: number, interruptible = true): Step => ({
 });
 export const agentStop = (atMs: number): Step => ({ kind: 'agent_stop', atMs });
 export const tick = (atMs: number): Step => ({ kind: 'tick', atMs });
+
+/** Voiced VAD windows (32 ms, Silero's) from `fromMs` up to `toMs`. */
+export function voicedWindows(fromMs: number, toMs: number): Step[] {
+  const steps: Step[] = [];
+  for (let atMs = fromMs + 32; atMs <= toMs; atMs += 32) steps.push({ kind: 'voiced', atMs });
+  return steps;
+}
 export const turnTaken = (atMs: number): Step => ({ kind: 'turn_taken', atMs });
 
 /** When a step reaches the state machine. */
