@@ -148,7 +148,12 @@ describe('chaos: kills and outages under live calls (separate processes, postgre
               break;
             }
             // The database may be cut right now: the API says so, and the client retries.
-            assert.equal(response.status, 503, response.text);
+            const apiLog = () =>
+              (topology.nodes.find((node) => node.name === 'api')?.output ?? [])
+                .filter((line) => line.includes('request failed'))
+                .join('')
+                .slice(-3_000);
+            assert.equal(response.status, 503, `${response.text}\n${apiLog()}`);
             await sleep(250);
           }
           await sleep(300);
@@ -180,9 +185,16 @@ describe('chaos: kills and outages under live calls (separate processes, postgre
           }
         }
       })();
-      const [ids] = await Promise.all([placing, injecting]);
+      // Every fault runs its course (and the database is back) even when placing failed, so the next seed
+      // starts on a whole deployment.
+      const [placed, injected] = await Promise.allSettled([placing, injecting]);
       // The killed gateway comes back for the next round (its calls are recovery's by now or soon).
       const restarting = topology.restart(victim);
+      if (placed.status === 'rejected' || injected.status === 'rejected') {
+        await restarting.catch(() => {});
+        throw placed.status === 'rejected' ? placed.reason : (injected as PromiseRejectedResult).reason;
+      }
+      const ids = placed.value;
 
       // Every call ends: by its own rules, or by recovery for the killed gateway's.
       const deadline = Date.now() + 90_000;
