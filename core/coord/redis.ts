@@ -39,12 +39,6 @@ const KEY_GRACE_MS = 60_000;
 /** Redis answers PING in well under a millisecond; a second of silence means down or unreachable. */
 const PING_TIMEOUT_MS = 1_000;
 
-/**
- * Longest wait for a command's answer on a connection that looks up: a server that stopped answering without
- * closing the connection (a network partition) is then reported unreachable instead of holding callers.
- */
-const COMMAND_TIMEOUT_MS = 2_000;
-
 /** A change of the coordinator's connections to Redis: reported once per outage, and once when it ends. */
 export type ConnectionChange = { state: 'lost'; error?: unknown } | { state: 'restored'; downMs: number };
 export type ReportConnection = (change: ConnectionChange) => void;
@@ -68,7 +62,6 @@ export interface RedisCoordinatorOptions {
   /** Hears when the connection to Redis is lost and when it is back; defaults to process warnings. */
   reportConnection?: ReportConnection;
   pingTimeoutMs?: number;
-  commandTimeoutMs?: number;
 }
 
 /** The coordinator of many processes: state in Redis, every read-modify-write one Lua script. */
@@ -107,7 +100,6 @@ export class RedisCoordinator implements Coordinator {
     this.redis = new Redis(options.url, {
       connectionName: this.connectionName('coord'),
       maxRetriesPerRequest: 1,
-      commandTimeout: options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
     });
     this.redis.once('ready', () => {
       this.everReady = true;

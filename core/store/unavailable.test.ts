@@ -10,6 +10,10 @@ describe('isStoreUnavailable', () => {
     assert.equal(isStoreUnavailable(new AggregateError([withCode('ECONNREFUSED')], 'connect failed')), true);
     assert.equal(isStoreUnavailable(new Error('Connection terminated unexpectedly')), true);
     assert.equal(
+      isStoreUnavailable(new Error('Client has encountered a connection error and is not queryable')),
+      true,
+    );
+    assert.equal(
       isStoreUnavailable(withCode('57P01', 'terminating connection due to administrator command')),
       true,
     );

@@ -18,8 +18,12 @@ const NETWORK_CODES = new Set([
 /** PostgreSQL SQLSTATEs of a server going away: admin/crash shutdown, cannot connect now. */
 const SHUTDOWN_STATES = new Set(['57P01', '57P02', '57P03']);
 
-/** node-postgres's words for a connection that broke under a query or timed out while connecting. */
-const BROKEN_CONNECTION = /^Connection terminated|^timeout exceeded when trying to connect/;
+/**
+ * node-postgres's words for a connection that broke under a query, timed out while connecting, or broke earlier
+ * and is asked again (a transaction's next query after the server went away).
+ */
+const BROKEN_CONNECTION =
+  /^Connection terminated|^timeout exceeded when trying to connect|^Client (has encountered a connection error|was closed) and is not queryable/;
 
 export function isStoreUnavailable(error: unknown, depth = 0): boolean {
   if (depth > 5 || typeof error !== 'object' || error === null) return false;

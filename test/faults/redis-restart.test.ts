@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LiveCallSlots } from '../../core/calls/live-slots.ts';
 import { RedisCoordinator } from '../../core/coord/redis.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
-import { client } from '../support/platform.ts';
+import { client, errorCode } from '../support/platform.ts';
 import { RedisServer, redisServerAvailable } from '../support/redis-server.ts';
 import { postgresUrl, uniqueName } from '../support/services.ts';
 import { startTopology, type Topology } from '../support/topology.ts';
@@ -100,7 +100,7 @@ describe('a Redis restart that loses its state, mid-call (separate processes, po
     for (;;) {
       const { body } = await api<CallBody>('GET', `/v2/calls/${id}`);
       if (done(body)) return body;
-      if (Date.now() > deadline) assert.fail(`call ${id} stayed ${body.status}`);
+      if (Date.now() > deadline) assert.fail(`call ${id} stayed ${body.status}: ${JSON.stringify(body)}`);
       await sleep(200);
     }
   }
@@ -129,5 +129,65 @@ describe('a Redis restart that loses its state, mid-call (separate processes, po
     } finally {
       await coord.close();
     }
+  });
+
+  test('while Redis is down live calls talk on, the API answers and queues new calls, which go once it is back without passing the ceiling', async () => {
+    const live = await Promise.all(['6', '7', '8', '9'].map((digit) => place(`+91987654324${digit}`)));
+    await Promise.all(live.map((call) => until(call.id, (c) => c.status === 'in_progress')));
+
+    await redis.down();
+    // Reads come from the database; new calls are admitted and wait queued; an abort of a queued call answers.
+    const read = await api<CallBody>('GET', `/v2/calls/${live[0]?.id}`);
+    assert.equal(read.status, 200, read.text);
+    const queued = [];
+    for (const digit of ['6', '7', '8']) queued.push(await place(`+91987654325${digit}`));
+    const doomed = await place('+919876543259');
+    const aborted = await api<CallBody>('POST', `/v2/calls/${doomed.id}/abort`);
+    assert.equal(aborted.status, 200, aborted.text);
+    assert.equal(aborted.body.status, 'aborted');
+    // What needs Redis answers 503 in the envelope: a web call's live event stream, say.
+    const web = await api<CallBody>('POST', '/v2/calls', { body: { channel: 'web', agent_id: agentId } });
+    assert.equal(web.status, 202, web.text);
+    const stream = await api(`GET`, `/v2/calls/${web.body.id}/events`);
+    assert.equal(stream.status, 503, stream.text);
+    assert.equal(errorCode(stream), 'service_unavailable');
+    assert.equal((await api('POST', `/v2/calls/${web.body.id}/abort`)).status, 200);
+    const health = await fetch(`${topology.url}/healthz`);
+    assert.equal(health.status, 503, 'health says the coordinator is down');
+    await sleep(3_000);
+    for (const call of live) {
+      const { body } = await api<CallBody>('GET', `/v2/calls/${call.id}`);
+      assert.equal(body.status, 'in_progress', `${call.id} talks on while Redis is down`);
+    }
+    for (const call of queued) {
+      const { body } = await api<CallBody>('GET', `/v2/calls/${call.id}`);
+      assert.equal(body.status, 'queued', 'no call is dialled without its slot');
+    }
+    await redis.up();
+
+    // The ceiling (5) holds once Redis is back: never more live calls than slots, counted from the database.
+    let most = 0;
+    const watching = (async () => {
+      for (;;) {
+        const calls = await Promise.all(
+          [...live, ...queued].map(async (call) => (await topology.store.calls.findById(call.id))?.status),
+        );
+        most = Math.max(most, calls.filter((s) => s === 'dialing' || s === 'in_progress').length);
+        if (calls.every((s) => s !== undefined && TERMINAL.has(s))) return;
+        await sleep(100);
+      }
+    })();
+    const ended = await Promise.all(
+      [...live, ...queued].map((call) => until(call.id, (c) => TERMINAL.has(c.status))),
+    );
+    await watching;
+    assert.deepEqual(
+      ended.map((call) => call.status),
+      ended.map(() => 'completed'),
+      JSON.stringify(ended),
+    );
+    assert.ok(most <= 5, `at most 5 live at once, saw ${most}`);
+    const wallet = await api<{ held_inr: number }>('GET', '/v2/wallet');
+    assert.equal(wallet.body.held_inr, 0);
   });
 });

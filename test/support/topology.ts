@@ -32,6 +32,8 @@ export interface Topology {
   store: Store;
   nodes: Node[];
   dataDir: string;
+  /** The PostgreSQL schema the nodes share. */
+  schema: string;
   /** Kills a node at once (SIGKILL: no shutdown of any kind). */
   kill(name: string): Promise<void>;
   /** Starts a killed node again, with its old settings. */
@@ -191,6 +193,7 @@ export async function startTopology(
     store,
     nodes,
     dataDir,
+    schema,
     async kill(name) {
       const node = nodes.find((n) => n.name === name);
       if (!node || node.child.exitCode !== null) return;

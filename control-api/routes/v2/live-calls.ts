@@ -89,9 +89,13 @@ export function registerLiveCallRoutes(
     tag,
     params,
     responses: { 200: { description: 'text/event-stream; each event`s data is one JSON object' } },
-    errors: ['not_found', 'unsupported_channel'],
+    errors: ['not_found', 'unsupported_channel', 'service_unavailable'],
     handler: async ({ auth, params: p, request, reply }) => {
       const first = await webCallOf(auth.workspaceId, p.id);
+      // Subscribe before the stream starts, so a coordinator that is away answers 503 in the envelope, and
+      // before reading the state again, so no change between the two is missed.
+      let deliver: (event: LiveCallEvent) => void = () => {};
+      const unsubscribe = await onLiveEvents(coord, first.id, (event) => deliver(event));
       reply.hijack();
       const out = reply.raw;
       out.writeHead(200, {
@@ -107,8 +111,7 @@ export function registerLiveCallRoutes(
         if (event.type === 'call.status' && isTerminal(event.call.status)) finish();
       };
       const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), HEARTBEAT_MS);
-      // Subscribe before reading the state again, so no change between the two is missed.
-      const unsubscribe = await onLiveEvents(coord, first.id, send);
+      deliver = send;
       function finish() {
         if (closed) return;
         closed = true;
