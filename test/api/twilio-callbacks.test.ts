@@ -10,6 +10,12 @@ import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { RouteRegistry } from '../../control-api/http/route.ts';
+import { frameworkErrorHandler, registerErrorHandling } from '../../control-api/plugins/errors.ts';
+import {
+  registerTwilioCallbackRoutes,
+  TWILIO_STATUS_CALLBACK_PATH,
+} from '../../control-api/routes/carriers/twilio.ts';
 import { MemoryTokenClaims, StreamTokens } from '../../core/auth/stream-tokens.ts';
 import { admitCall } from '../../core/calls/admission.ts';
 import {
@@ -26,9 +32,6 @@ import {
   FakeTwilioRestServer,
   statusCallbackParams,
 } from '../../gateway/carriers/twilio/testing/fake-rest-server.ts';
-import { RouteRegistry } from '../../control-api/http/route.ts';
-import { frameworkErrorHandler, registerErrorHandling } from '../../control-api/plugins/errors.ts';
-import { registerTwilioCallbackRoutes, TWILIO_STATUS_CALLBACK_PATH } from '../../control-api/routes/carriers/twilio.ts';
 
 /** Twilio's documented request-validation example (auth token `12345`). */
 const DOC_URL = 'https://mycompany.com/myapp.php?foo=1&bar=2';

@@ -1,9 +1,6 @@
 /** Post-call analysis against a real loopback Chat Completions server, and with the scripted dialog engine. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ScriptedDialogModel } from '../../engines/llm/providers/scripted.ts';
-import { useFakeServer } from '../../engines/llm/testing/openai-fixtures.ts';
-import { testAgent } from '../../pipeline/testing/agents.ts';
 import type { AgentSettings } from '../../core/agents/types.ts';
 import {
   type AnalyzeCallOptions,
@@ -14,6 +11,9 @@ import {
   UNRECOGNIZED_SPEECH_LINE,
 } from '../../core/calls/analysis.ts';
 import type { TranscriptEntry } from '../../core/calls/artifacts.ts';
+import { ScriptedDialogModel } from '../../engines/llm/providers/scripted.ts';
+import { useFakeServer } from '../../engines/llm/testing/openai-fixtures.ts';
+import { testAgent } from '../../pipeline/testing/agents.ts';
 
 const fake = useFakeServer();
 
