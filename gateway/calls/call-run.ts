@@ -11,7 +11,7 @@ import type { LiveCallEvent } from '../../core/calls/live-events.ts';
 import type { LiveCallSlots } from '../../core/calls/live-slots.ts';
 import { callObject } from '../../core/calls/representation.ts';
 import type { EndTrigger } from '../../core/calls/state-machine.ts';
-import type { CallRecord, JsonObject, Store } from '../../core/store/types.ts';
+import type { CallRecord, Store } from '../../core/store/types.ts';
 import type { LatencyLabels, PipelineMetrics } from '../../pipeline/metrics.ts';
 import { CallRecorder } from '../../pipeline/recorder.ts';
 import {
@@ -211,8 +211,7 @@ export class CallRun {
         transcriptAvailable: true,
         recordingAvailable: true,
       });
-      if (outcome.latency)
-        await deps.store.calls.setLatency(workspaceId, id, outcome.latency as unknown as JsonObject);
+      if (outcome.latency) await deps.store.calls.setLatency(workspaceId, id, outcome.latency);
     } catch (error) {
       this.ctx.logger.error({ err: error }, 'could not keep the transcript or recording');
       await rm(this.recordingFile, { force: true }).catch(() => {});
@@ -309,7 +308,7 @@ function liveEventsOf(event: SessionEvent): LiveCallEvent[] {
         {
           type: 'latency',
           turn_id: event.turnId,
-          latency: event.latency as unknown as Record<string, number>,
+          latency: event.latency,
           recognized: event.recognized,
         },
       ];
