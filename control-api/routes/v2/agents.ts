@@ -47,7 +47,7 @@ function listAgentsRoute(agents: AgentService): RouteDefinition {
     errors: ['invalid_request'],
     handler: async ({ auth, query }) => {
       const after = resolveCursor(query, 'agent');
-      const page = await agents.list(auth.workspaceId, { limit: query.limit, ...(after ? { after } : {}) });
+      const page = await agents.list(auth.workspaceId, { limit: query.limit, after });
       return listBody(page.items.map(agentBody), page.hasMore, (a) => a.id);
     },
   });

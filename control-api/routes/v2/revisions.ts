@@ -45,7 +45,7 @@ function listAgentRevisionsRoute(agents: AgentService): RouteDefinition {
       const before = query.starting_after ?? (query.cursor ? Number(query.cursor) : undefined);
       const page = await agents.revisions(auth.workspaceId, params.id, {
         limit: query.limit,
-        ...(before !== undefined ? { before } : {}),
+        before,
       });
       const data = page.items.map(agentRevisionBody);
       const last = data[data.length - 1];
