@@ -49,7 +49,7 @@ export interface CallRunDeps {
  */
 const ANALYSIS_TIMEOUT_MS = 20_000;
 
-const END_TRIGGERS: Record<SessionEndReason, EndTrigger> = {
+const TRIGGER_OF_SESSION_END: Record<SessionEndReason, EndTrigger> = {
   'assistant-ended-call': 'assistant_hangup',
   'customer-ended-call': 'customer_hangup',
   'exceeded-max-duration': 'max_duration',
@@ -218,7 +218,7 @@ export class CallRun {
     }
     // A node on its way down does not wait up to the analysis timeout for a call that failed anyway.
     if (this.agent.analysis.enabled && !this.shuttingDown) await this.keepAnalysis(outcome);
-    const trigger = this.shuttingDown ? 'node_shutdown' : END_TRIGGERS[outcome.reason];
+    const trigger = this.shuttingDown ? 'node_shutdown' : TRIGGER_OF_SESSION_END[outcome.reason];
     try {
       await deps.lifecycle.settle(workspaceId, id, trigger, {
         // A shutdown names itself; otherwise the session's own reason (silence-timed-out shares a trigger).
