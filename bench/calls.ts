@@ -1,6 +1,6 @@
 /**
  * Calls end to end: how fast `POST /v2/calls` admits, and what live conversational calls cost
- * (ARCHITECTURE.md section 10).
+ * (docs/architecture.md, "Performance budgets").
  *
  *   npm run bench:calls -- [--json] [--runs 3] [--calls 100] [--concurrency 32] [--duration 10] [--warmup 2]
  *                          [--workspaces N] [--deadline 420] [--only admissions|conversations]

@@ -1,6 +1,6 @@
 /**
  * Pipeline overhead, CPU and memory per live call: 1, 50 and 200 concurrent CallSessions talking to engines of
- * fixed latency (ARCHITECTURE.md section 10).
+ * fixed latency (docs/architecture.md, "Performance budgets").
  *
  *   npm run bench:pipeline -- [--sessions 1,50,200] [--turns 3] [--runs 1] [--json] [--spread 4000]
  *                             [--voicemail] [--cpu-prof] [--cpu-prof-dir DIR] [--turn-log FILE] [--no-parts]

@@ -1,6 +1,6 @@
 /**
  * Fixed-size framing of sample and byte streams, with carry-over of partial frames between pushes.
- * Canonical audio moves in 20 ms frames (ARCHITECTURE.md section 8).
+ * Canonical audio moves in 20 ms frames (docs/architecture.md, "Media path").
  */
 
 /** Length of one canonical audio frame. */

@@ -9,14 +9,15 @@ import { Histogram, type Registry } from 'prom-client';
  * - voice_to_voice_ms: from the caller stopping to the first agent audio handed to the carrier;
  * - pipeline_overhead_ms: voice_to_voice minus the engines' time and the endpoint silence: what we add.
  */
-export interface TurnLatency {
+/** A type, not an interface: it is stored and sent as JSON as it is. */
+export type TurnLatency = {
   endpoint_ms: number;
   stt_final_ms: number;
   llm_first_token_ms: number;
   tts_first_audio_ms: number;
   voice_to_voice_ms: number;
   pipeline_overhead_ms: number;
-}
+};
 
 export const LATENCY_FIELDS = [
   'endpoint_ms',
@@ -60,11 +61,11 @@ export class PipelineMetrics {
 }
 
 /** The latency summary kept on the call: median and 95th percentile of each figure over its turns. */
-export interface LatencySummary {
+export type LatencySummary = {
   turns: number;
   p50: TurnLatency;
   p95: TurnLatency;
-}
+};
 
 export function summarizeLatency(turns: readonly TurnLatency[]): LatencySummary | null {
   if (turns.length === 0) return null;

@@ -1,6 +1,6 @@
 import { ApiError, notFound } from '../errors.ts';
-import type { AgentRecord, AgentRevisionRecord, JsonObject, Page, Store } from '../store/types.ts';
-import { applyPatch, settingsFromInput, storedSettings } from './settings.ts';
+import type { AgentRecord, AgentRevisionRecord, Page, Store } from '../store/types.ts';
+import { applyPatch, settingsFromInput, settingsJson, storedSettings } from './settings.ts';
 import type { AgentInput, AgentPatch, AgentSettings, VoiceDirectory } from './types.ts';
 
 export interface Agent {
@@ -37,8 +37,6 @@ const toRevision = (r: AgentRevisionRecord): AgentRevision => ({
   createdAt: r.createdAt,
 });
 
-const asJson = (settings: AgentSettings): JsonObject => settings as unknown as JsonObject;
-
 /**
  * Agents and their revisions. Every save (update, flow, rollback, publish) is one new revision written in the
  * same transaction as the head; `ifRevision` refuses a save based on a stale read with `409 conflict`.
@@ -51,7 +49,7 @@ export class AgentService {
 
   async create(workspaceId: string, input: AgentInput): Promise<Agent> {
     const settings = settingsFromInput(input, this.voices);
-    return toAgent(await this.store.agents.create(workspaceId, asJson(settings)));
+    return toAgent(await this.store.agents.create(workspaceId, settingsJson(settings)));
   }
 
   async get(workspaceId: string, id: string): Promise<Agent> {
@@ -132,7 +130,7 @@ export class AgentService {
       reason,
       ...(ifRevision !== undefined ? { ifRevision } : {}),
       ...(restoredFrom !== undefined ? { restoredFrom } : {}),
-      change: (current) => asJson(change(storedSettings(current.content))),
+      change: (current) => settingsJson(change(storedSettings(current.content))),
     });
     if (result === 'not_found') throw notFound(`agent ${id}`);
     if (result === 'conflict') {

@@ -59,7 +59,7 @@ function toHold(row: WalletHoldsTable): HoldRecord {
 }
 
 /**
- * The wallet ledger on the store (ARCHITECTURE.md section 4). The account row carries `balance_paise` and
+ * The wallet ledger on the store (docs/architecture.md, "Money and events"). The account row carries `balance_paise` and
  * `held_paise`; CHECK constraints keep 0 <= held <= balance. Money only moves through conditional UPDATEs
  * (`... WHERE balance_paise - held_paise >= amount`), which PostgreSQL re-evaluates after waiting for a
  * concurrent writer's row lock, so parallel holds and debits can never overdraw. Each operation runs in one

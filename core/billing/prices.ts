@@ -1,7 +1,7 @@
 import { assertPaise, costForSeconds, type Paise } from '../money.ts';
 
 /**
- * The default price table (ARCHITECTURE.md section 4), in integer paise. Deployments may configure another
+ * The default price table (docs/architecture.md, "Money and events"), in integer paise. Deployments may configure another
  * table of the same shape.
  */
 export type Tier = `t${number}`;

@@ -1,3 +1,5 @@
+import { storedSettings } from '../agents/settings.ts';
+import type { AgentSettings } from '../agents/types.ts';
 import { callWorstCasePaise, DEFAULT_PRICES, type PriceTable, type Tier } from '../billing/prices.ts';
 import { ApiError, invalid, notFound } from '../errors.ts';
 import type { AnnounceEvents } from '../events/announce.ts';
@@ -57,9 +59,8 @@ function tierOf(requested: string | undefined): Tier {
   return tier as Tier;
 }
 
-function maxDurationOf(requested: number | undefined, agentContent: Record<string, unknown>): number {
-  const fromAgent = agentContent['max_duration_secs'];
-  const secs = requested ?? (typeof fromAgent === 'number' ? fromAgent : MAX_DURATION_SECS.default);
+function maxDurationOf(requested: number | undefined, agent: AgentSettings): number {
+  const secs = requested ?? agent.max_duration_secs ?? MAX_DURATION_SECS.default;
   if (!Number.isSafeInteger(secs) || secs < MAX_DURATION_SECS.min || secs > MAX_DURATION_SECS.max) {
     throw invalid(
       'max_duration_secs',
@@ -70,11 +71,8 @@ function maxDurationOf(requested: number | undefined, agentContent: Record<strin
 }
 
 /** The pool the agent calls from (`calls_from.pool_id`), used when the request names no number or pool. */
-function agentPool(agentContent: Record<string, unknown>): string | null {
-  const callsFrom = agentContent['calls_from'];
-  if (typeof callsFrom !== 'object' || callsFrom === null) return null;
-  const poolId = (callsFrom as Record<string, unknown>)['pool_id'];
-  return typeof poolId === 'string' ? poolId : null;
+function agentPool(agent: AgentSettings): string | null {
+  return agent.calls_from?.pool_id ?? null;
 }
 
 /**
@@ -100,7 +98,8 @@ export async function admitCall(
     const call = await store.transaction(async (repos) => {
       const agent = await repos.agents.get(workspaceId, request.agentId);
       if (!agent) throw notFound('agent');
-      const maxDurationSecs = maxDurationOf(request.maxDurationSecs, agent.content);
+      const settings = storedSettings(agent.content);
+      const maxDurationSecs = maxDurationOf(request.maxDurationSecs, settings);
       const id = newId('call');
       await repos.wallet.hold(workspaceId, {
         reference: id,
@@ -130,7 +129,7 @@ export async function admitCall(
         variables: request.variables ?? {},
         webhookUrl: request.webhookUrl ?? null,
         phoneNumberId,
-        poolId: request.poolId ?? (phoneNumberId === null ? agentPool(agent.content) : null),
+        poolId: request.poolId ?? (phoneNumberId === null ? agentPool(settings) : null),
       });
       const workspace = await repos.workspaces.get(workspaceId);
       if (workspace?.queuedEventsEnabled) {

@@ -1,7 +1,7 @@
 import type { CallRecord } from '../store/types.ts';
 
 /**
- * The dialing half of a carrier (ARCHITECTURE.md section 7), as the dialer sees it. Implementations live in
+ * The dialing half of a carrier (docs/architecture.md, "Carriers and engines"), as the dialer sees it. Implementations live in
  * `gateway/carriers/<name>/originate.ts`; the composition root picks one per workspace mode (the sandbox
  * carrier for sandbox workspaces, the configured carrier for production ones).
  *

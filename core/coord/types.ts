@@ -1,5 +1,5 @@
 /**
- * Coordination between the processes of one deployment (ARCHITECTURE.md section 5).
+ * Coordination between the processes of one deployment (docs/architecture.md, "Coordination").
  * Two implementations pass one conformance suite: memory (one process) and Redis (many).
  */
 export type RateLimitResult = { allowed: true; remaining: number } | { allowed: false; retryAfterMs: number };

@@ -4,7 +4,7 @@ import { AddressPolicyError, assertPublicHost, guardedLookup } from '../net/addr
 import { SIGNATURE_HEADER, signatureHeader } from './signing.ts';
 
 /**
- * Default client timeout of one webhook attempt, connect to last response byte (ARCHITECTURE.md section 9:
+ * Default client timeout of one webhook attempt, connect to last response byte (docs/architecture.md, "Money and events":
  * 5 s). Receivers should answer well under a second; a slower one is treated as failed and retried.
  */
 export const WEBHOOK_TIMEOUT_MS = 5_000;

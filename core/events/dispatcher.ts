@@ -61,7 +61,7 @@ function outcomeOf(result: DeliveryResult, retryAt: number | null): AttemptOutco
 }
 
 /**
- * Delivers the outbox (ARCHITECTURE.md section 9) for the worker role. One runner at a time: the worker holding
+ * Delivers the outbox (docs/architecture.md, "Money and events") for the worker role. One runner at a time: the worker holding
  * the coordinator lock `events:dispatcher` (renewed at a third of its TTL) delivers; the others stand by and take
  * over when it lapses. The runner sends due events as they fall due, several at once, wakes early on
  * `events:written` announcements, and records every attempt: delivered on any 2xx, else the next attempt by the

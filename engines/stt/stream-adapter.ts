@@ -69,7 +69,7 @@ export interface VadSegmentationOptions {
 }
 
 export const VAD_SEGMENTATION_DEFAULTS = {
-  // 500 ms of silence ends a turn: the platform's default endpointing (ARCHITECTURE.md section 8).
+  // 500 ms of silence ends a turn: the platform's default endpointing (docs/architecture.md, "Media path").
   thresholds: { ...DEFAULT_VAD_THRESHOLDS, minSilenceMs: 500 },
   // Silero's own default speech padding is 30 ms; 200 ms also keeps a quiet onset the VAD judged as silence.
   preRollMs: 200,

@@ -4,7 +4,7 @@
  */
 import { pcm16FromBytes } from '../../codecs/index.ts';
 
-/** Canonical TTS output rate (ARCHITECTURE.md section 8). */
+/** Canonical TTS output rate (docs/architecture.md, "Media path"). */
 export const OUTPUT_RATE = 16_000;
 
 /** Chunk length the providers yield: short enough to start playout early, long enough to keep overhead low. */

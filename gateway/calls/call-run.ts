@@ -11,7 +11,7 @@ import type { LiveCallEvent } from '../../core/calls/live-events.ts';
 import type { LiveCallSlots } from '../../core/calls/live-slots.ts';
 import { callObject } from '../../core/calls/representation.ts';
 import { type EndTrigger, isTerminal } from '../../core/calls/state-machine.ts';
-import type { CallRecord, JsonObject, Store } from '../../core/store/types.ts';
+import type { CallRecord, Store } from '../../core/store/types.ts';
 import { retryWhileStoreUnavailable } from '../../core/store/unavailable.ts';
 import type { LatencyLabels, PipelineMetrics } from '../../pipeline/metrics.ts';
 import { CallRecorder } from '../../pipeline/recorder.ts';
@@ -57,7 +57,7 @@ const SETTLE_RETRY_MS = 300_000;
 /** How long a call answered while the database is away waits for it before the stream is refused. */
 const ANSWER_RETRY_MS = 30_000;
 
-const END_TRIGGERS: Record<SessionEndReason, EndTrigger> = {
+const TRIGGER_OF_SESSION_END: Record<SessionEndReason, EndTrigger> = {
   'assistant-ended-call': 'assistant_hangup',
   'customer-ended-call': 'customer_hangup',
   'exceeded-max-duration': 'max_duration',
@@ -249,17 +249,14 @@ export class CallRun {
         }),
       );
       const latency = outcome.latency;
-      if (latency)
-        await this.whileStoreAway(() =>
-          deps.store.calls.setLatency(workspaceId, id, latency as unknown as JsonObject),
-        );
+      if (latency) await this.whileStoreAway(() => deps.store.calls.setLatency(workspaceId, id, latency));
     } catch (error) {
       this.ctx.logger.error({ err: error }, 'could not keep the transcript or recording');
       await rm(this.recordingFile, { force: true }).catch(() => {});
     }
     // A node on its way down does not wait up to the analysis timeout for a call that failed anyway.
     if (this.agent.analysis.enabled && !this.shuttingDown) await this.keepAnalysis(outcome);
-    const trigger = this.shuttingDown ? 'node_shutdown' : END_TRIGGERS[outcome.reason];
+    const trigger = this.shuttingDown ? 'node_shutdown' : TRIGGER_OF_SESSION_END[outcome.reason];
     try {
       // One transaction that only the first settlement wins, so a retry after a lost answer cannot bill twice.
       await this.whileStoreAway(() =>
@@ -352,7 +349,7 @@ function liveEventsOf(event: SessionEvent): LiveCallEvent[] {
         {
           type: 'latency',
           turn_id: event.turnId,
-          latency: event.latency as unknown as Record<string, number>,
+          latency: event.latency,
           recognized: event.recognized,
         },
       ];

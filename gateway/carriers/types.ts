@@ -1,7 +1,7 @@
 import type { StreamEvent } from '../handler.ts';
 
 /**
- * One interface for every media protocol the gateway speaks (ARCHITECTURE.md section 7). An adapter is a
+ * One interface for every media protocol the gateway speaks (docs/architecture.md, "Carriers and engines"). An adapter is a
  * serializer for one stream: it turns each WebSocket message of its carrier into canonical events, and turns
  * agent audio, marks and clears into that carrier's exact messages. It does no I/O, keeps no timers and never
  * throws on input: anything it cannot read becomes a `bad` event that the session counts.

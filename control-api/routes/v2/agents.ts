@@ -4,7 +4,7 @@ import type { AgentService } from '../../../core/agents/service.ts';
 import type { AgentInput, AgentPatch } from '../../../core/agents/types.ts';
 import { ApiError } from '../../../core/errors.ts';
 import { listBody, listEnvelope, listQuery, resolveCursor } from '../../http/pagination.ts';
-import { defineRoute, type RouteRegistry } from '../../http/route.ts';
+import { type RouteDefinition, type RouteRegistry, registerRoutes, route } from '../../http/route.ts';
 import { agentBody } from '../../presenters.ts';
 import {
   agentSchema,
@@ -15,15 +15,11 @@ import {
 } from '../../schemas/agent.ts';
 import { idParams } from '../../schemas/common.ts';
 
-export function registerAgentRoutes(
-  app: FastifyInstance,
-  registry: RouteRegistry,
-  agents: AgentService,
-): void {
-  const tag = 'Agents';
-  const params = idParams('agent');
+const tag = 'Agents';
+const params = idParams('agent');
 
-  defineRoute(app, registry, {
+function createAgentRoute(agents: AgentService): RouteDefinition {
+  return route({
     method: 'POST',
     url: '/agents',
     operationId: 'createAgent',
@@ -37,8 +33,10 @@ export function registerAgentRoutes(
       return agentBody(await agents.create(auth.workspaceId, body as AgentInput));
     },
   });
+}
 
-  defineRoute(app, registry, {
+function listAgentsRoute(agents: AgentService): RouteDefinition {
+  return route({
     method: 'GET',
     url: '/agents',
     operationId: 'listAgents',
@@ -49,12 +47,14 @@ export function registerAgentRoutes(
     errors: ['invalid_request'],
     handler: async ({ auth, query }) => {
       const after = resolveCursor(query, 'agent');
-      const page = await agents.list(auth.workspaceId, { limit: query.limit, ...(after ? { after } : {}) });
+      const page = await agents.list(auth.workspaceId, { limit: query.limit, after });
       return listBody(page.items.map(agentBody), page.hasMore, (a) => a.id);
     },
   });
+}
 
-  defineRoute(app, registry, {
+function getAgentRoute(agents: AgentService): RouteDefinition {
+  return route({
     method: 'GET',
     url: '/agents/:id',
     operationId: 'getAgent',
@@ -65,8 +65,10 @@ export function registerAgentRoutes(
     errors: ['not_found'],
     handler: async ({ auth, params: p }) => agentBody(await agents.get(auth.workspaceId, p.id)),
   });
+}
 
-  defineRoute(app, registry, {
+function updateAgentRoute(agents: AgentService): RouteDefinition {
+  return route({
     method: 'PATCH',
     url: '/agents/:id',
     operationId: 'updateAgent',
@@ -82,8 +84,10 @@ export function registerAgentRoutes(
       return agentBody(await agents.update(auth.workspaceId, p.id, patch as AgentPatch, if_revision));
     },
   });
+}
 
-  defineRoute(app, registry, {
+function deleteAgentRoute(agents: AgentService): RouteDefinition {
+  return route({
     method: 'DELETE',
     url: '/agents/:id',
     operationId: 'deleteAgent',
@@ -102,8 +106,10 @@ export function registerAgentRoutes(
       return { id: p.id, object: 'agent' as const, deleted: true as const };
     },
   });
+}
 
-  defineRoute(app, registry, {
+function getAgentFlowRoute(agents: AgentService): RouteDefinition {
+  return route({
     method: 'GET',
     url: '/agents/:id/flow',
     operationId: 'getAgentFlow',
@@ -125,8 +131,10 @@ export function registerAgentRoutes(
       return { ...agent.settings.flow, revision: agent.revision };
     },
   });
+}
 
-  defineRoute(app, registry, {
+function saveAgentFlowRoute(agents: AgentService): RouteDefinition {
+  return route({
     method: 'PUT',
     url: '/agents/:id/flow',
     operationId: 'saveAgentFlow',
@@ -144,4 +152,20 @@ export function registerAgentRoutes(
       return agentBody(await agents.saveFlow(auth.workspaceId, p.id, flow, expected));
     },
   });
+}
+
+export function registerAgentRoutes(
+  app: FastifyInstance,
+  registry: RouteRegistry,
+  agents: AgentService,
+): void {
+  registerRoutes(app, registry, [
+    createAgentRoute(agents),
+    listAgentsRoute(agents),
+    getAgentRoute(agents),
+    updateAgentRoute(agents),
+    deleteAgentRoute(agents),
+    getAgentFlowRoute(agents),
+    saveAgentFlowRoute(agents),
+  ]);
 }

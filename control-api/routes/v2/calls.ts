@@ -320,6 +320,12 @@ function callRoutes(handlers: CallHandlers): RouteDefinition[] {
       errors: ['not_found', 'conflict'],
       handler: handlers.abort,
     }),
+  ];
+}
+
+/** What an ended call left: its transcript and recording. */
+function callArtifactRoutes(handlers: CallHandlers): RouteDefinition[] {
+  return [
     route({
       method: 'GET',
       url: '/calls/:id/transcript',
@@ -352,5 +358,6 @@ function callRoutes(handlers: CallHandlers): RouteDefinition[] {
 }
 
 export function registerCallRoutes(app: FastifyInstance, registry: RouteRegistry, deps: CallRouteDeps): void {
-  registerRoutes(app, registry, callRoutes(new CallHandlers(deps)));
+  const handlers = new CallHandlers(deps);
+  registerRoutes(app, registry, [...callRoutes(handlers), ...callArtifactRoutes(handlers)]);
 }

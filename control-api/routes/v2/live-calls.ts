@@ -7,7 +7,7 @@ import type { Coordinator } from '../../../core/coord/types.ts';
 import { ApiError, notFound } from '../../../core/errors.ts';
 import { isId } from '../../../core/ids.ts';
 import type { CallRecord, Store } from '../../../core/store/types.ts';
-import { defineRoute, type RouteRegistry } from '../../http/route.ts';
+import { type RouteDefinition, type RouteRegistry, registerRoutes, route } from '../../http/route.ts';
 import { idParams } from '../../schemas/common.ts';
 import { liveControlAccepted, liveControlBody } from '../../schemas/live-call.ts';
 
@@ -19,30 +19,20 @@ export interface LiveCallRouteDeps {
   coord: Coordinator;
 }
 
-/**
- * Live control and the live event stream of web calls. Both reach the call through the coordinator: the
- * control command goes to whichever gateway node runs the call, and that node's events come back to whichever
- * API node holds the client's stream. Phone calls answer `400 unsupported_channel`.
- */
-export function registerLiveCallRoutes(
-  app: FastifyInstance,
-  registry: RouteRegistry,
-  deps: LiveCallRouteDeps,
-): void {
-  const tag = 'Calls';
-  const params = idParams('call');
-  const { store, coord } = deps;
+const tag = 'Calls';
+const params = idParams('call');
 
-  const webCallOf = async (workspaceId: string, id: string): Promise<CallRecord> => {
-    const call = isId('call', id) ? await store.calls.get(workspaceId, id) : undefined;
-    if (!call) throw notFound('call');
-    if (call.channel !== 'web') {
-      throw new ApiError('unsupported_channel', 'live control and live events are for web calls only');
-    }
-    return call;
-  };
+async function webCallOf(store: Store, workspaceId: string, id: string): Promise<CallRecord> {
+  const call = isId('call', id) ? await store.calls.get(workspaceId, id) : undefined;
+  if (!call) throw notFound('call');
+  if (call.channel !== 'web') {
+    throw new ApiError('unsupported_channel', 'live control and live events are for web calls only');
+  }
+  return call;
+}
 
-  defineRoute(app, registry, {
+function controlCallRoute(deps: LiveCallRouteDeps): RouteDefinition {
+  return route({
     method: 'POST',
     url: '/calls/:id/control',
     operationId: 'controlCall',
@@ -54,7 +44,7 @@ export function registerLiveCallRoutes(
     responses: { 202: { description: 'Sent to the call', schema: liveControlAccepted } },
     errors: ['invalid_request', 'not_found', 'unsupported_channel', 'conflict'],
     handler: async ({ auth, params: p, body, reply }) => {
-      const call = await webCallOf(auth.workspaceId, p.id);
+      const call = await webCallOf(deps.store, auth.workspaceId, p.id);
       if (call.status !== 'in_progress') {
         throw new ApiError(
           'conflict',
@@ -69,7 +59,7 @@ export function registerLiveCallRoutes(
         callId: call.id,
         control: body,
       };
-      await sendCallCommand(coord, command);
+      await sendCallCommand(deps.coord, command);
       reply.code(202);
       return {
         object: 'call_control' as const,
@@ -79,8 +69,10 @@ export function registerLiveCallRoutes(
       };
     },
   });
+}
 
-  defineRoute(app, registry, {
+function streamCallEventsRoute(deps: LiveCallRouteDeps): RouteDefinition {
+  return route({
     method: 'GET',
     url: '/calls/:id/events',
     operationId: 'streamCallEvents',
@@ -91,11 +83,11 @@ export function registerLiveCallRoutes(
     responses: { 200: { description: 'text/event-stream; each event`s data is one JSON object' } },
     errors: ['not_found', 'unsupported_channel', 'service_unavailable'],
     handler: async ({ auth, params: p, request, reply }) => {
-      const first = await webCallOf(auth.workspaceId, p.id);
+      const first = await webCallOf(deps.store, auth.workspaceId, p.id);
       // Subscribe before the stream starts, so a coordinator that is away answers 503 in the envelope, and
       // before reading the state again, so no change between the two is missed.
       let deliver: (event: LiveCallEvent) => void = () => {};
-      const unsubscribe = await onLiveEvents(coord, first.id, (event) => deliver(event));
+      const unsubscribe = await onLiveEvents(deps.coord, first.id, (event) => deliver(event));
       reply.hijack();
       const out = reply.raw;
       out.writeHead(200, {
@@ -120,9 +112,22 @@ export function registerLiveCallRoutes(
         out.end();
       }
       request.raw.on('close', finish);
-      const now = await store.calls.get(auth.workspaceId, first.id);
+      const now = await deps.store.calls.get(auth.workspaceId, first.id);
       if (now) send({ type: 'call.status', call: callObject(now) });
       else finish();
     },
   });
+}
+
+/**
+ * Live control and the live event stream of web calls. Both reach the call through the coordinator: the
+ * control command goes to whichever gateway node runs the call, and that node's events come back to whichever
+ * API node holds the client's stream. Phone calls answer `400 unsupported_channel`.
+ */
+export function registerLiveCallRoutes(
+  app: FastifyInstance,
+  registry: RouteRegistry,
+  deps: LiveCallRouteDeps,
+): void {
+  registerRoutes(app, registry, [controlCallRoute(deps), streamCallEventsRoute(deps)]);
 }

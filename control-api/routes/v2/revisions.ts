@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AgentService } from '../../../core/agents/service.ts';
 import { ApiError } from '../../../core/errors.ts';
 import { listEnvelope, pageCursor, pageLimit } from '../../http/pagination.ts';
-import { defineRoute, type RouteRegistry } from '../../http/route.ts';
+import { type RouteDefinition, type RouteRegistry, registerRoutes, route } from '../../http/route.ts';
 import { agentBody, agentRevisionBody } from '../../presenters.ts';
 import { agentRevisionSchema, agentSchema, revisionActionBody } from '../../schemas/agent.ts';
 import { idParams } from '../../schemas/common.ts';
@@ -13,18 +13,10 @@ const revisionParams = z.object({
   revision: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
 });
 
-/**
- * Agent revisions: every save is a revision; list them, read one, roll back to one (a new revision with the old
- * settings), publish a draft. Rollback and publish take an optional `if_revision` like every save.
- */
-export function registerAgentRevisionRoutes(
-  app: FastifyInstance,
-  registry: RouteRegistry,
-  agents: AgentService,
-): void {
-  const tag = 'Agent revisions';
+const tag = 'Agent revisions';
 
-  defineRoute(app, registry, {
+function listAgentRevisionsRoute(agents: AgentService): RouteDefinition {
+  return route({
     method: 'GET',
     url: '/agents/:id/revisions',
     operationId: 'listAgentRevisions',
@@ -53,7 +45,7 @@ export function registerAgentRevisionRoutes(
       const before = query.starting_after ?? (query.cursor ? Number(query.cursor) : undefined);
       const page = await agents.revisions(auth.workspaceId, params.id, {
         limit: query.limit,
-        ...(before !== undefined ? { before } : {}),
+        before,
       });
       const data = page.items.map(agentRevisionBody);
       const last = data[data.length - 1];
@@ -65,8 +57,10 @@ export function registerAgentRevisionRoutes(
       };
     },
   });
+}
 
-  defineRoute(app, registry, {
+function getAgentRevisionRoute(agents: AgentService): RouteDefinition {
+  return route({
     method: 'GET',
     url: '/agents/:id/revisions/:revision',
     operationId: 'getAgentRevision',
@@ -78,8 +72,10 @@ export function registerAgentRevisionRoutes(
     handler: async ({ auth, params }) =>
       agentRevisionBody(await agents.revision(auth.workspaceId, params.id, params.revision)),
   });
+}
 
-  defineRoute(app, registry, {
+function rollbackAgentRoute(agents: AgentService): RouteDefinition {
+  return route({
     method: 'POST',
     url: '/agents/:id/revisions/:revision/rollback',
     operationId: 'rollbackAgent',
@@ -93,8 +89,10 @@ export function registerAgentRevisionRoutes(
     handler: async ({ auth, params, body }) =>
       agentBody(await agents.rollback(auth.workspaceId, params.id, params.revision, body?.if_revision)),
   });
+}
 
-  defineRoute(app, registry, {
+function publishAgentRoute(agents: AgentService): RouteDefinition {
+  return route({
     method: 'POST',
     url: '/agents/:id/publish',
     operationId: 'publishAgent',
@@ -108,4 +106,21 @@ export function registerAgentRevisionRoutes(
     handler: async ({ auth, params, body }) =>
       agentBody(await agents.publish(auth.workspaceId, params.id, body?.if_revision)),
   });
+}
+
+/**
+ * Agent revisions: every save is a revision; list them, read one, roll back to one (a new revision with the old
+ * settings), publish a draft. Rollback and publish take an optional `if_revision` like every save.
+ */
+export function registerAgentRevisionRoutes(
+  app: FastifyInstance,
+  registry: RouteRegistry,
+  agents: AgentService,
+): void {
+  registerRoutes(app, registry, [
+    listAgentRevisionsRoute(agents),
+    getAgentRevisionRoute(agents),
+    rollbackAgentRoute(agents),
+    publishAgentRoute(agents),
+  ]);
 }

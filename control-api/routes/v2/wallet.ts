@@ -56,7 +56,7 @@ export function registerWalletRoutes(app: FastifyInstance, registry: RouteRegist
       const after = resolveCursor(query, 'transaction');
       const page = await store.wallet.transactions(auth.workspaceId, {
         limit: query.limit,
-        ...(after ? { after } : {}),
+        after,
       });
       return listBody(page.items.map(ledgerEntryBody), page.hasMore, (t) => t.id);
     },

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Calls and the transactional outbox of webhook events (ARCHITECTURE.md sections 4 and 9), with the same
+ * Calls and the transactional outbox of webhook events (docs/architecture.md, "Money and events"), with the same
  * conventions as 0001: epoch-millisecond times and paise are BIGINT, booleans INTEGER 0/1, JSON documents TEXT.
  *
  * `calls.status` is CHECKed against the ten statuses of the interface; the indexes serve the call list (newest

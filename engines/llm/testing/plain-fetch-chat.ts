@@ -1,6 +1,6 @@
 /**
  * The same streamed Chat Completions request as the SDK makes, with nothing but `fetch` and `SseDataDecoder`:
- * the baseline the SDK's latency is measured against (`measure-sdk-latency.ts`).
+ * the baseline the SDK's latency is measured against (`bench/llm-sdk-latency.ts`).
  */
 import type { StreamChunk } from '../providers/openai-wire.ts';
 import { SseDataDecoder } from './sse-decoder.ts';

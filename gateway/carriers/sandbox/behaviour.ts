@@ -1,5 +1,5 @@
 /**
- * The sandbox's magic numbers (ARCHITECTURE.md section 7). The sandbox carrier dials no phone network: the
+ * The sandbox's magic numbers (docs/architecture.md, "Carriers and engines"). The sandbox carrier dials no phone network: the
  * last digit of the destination number decides how its simulated callee behaves. Callees that answer connect
  * to the media gateway over Twilio's Media Streams protocol, like a real carrier.
  *
@@ -13,7 +13,7 @@
  * | `5` | the carrier fails to place the call | `failed` |
  * | anything else | answers and converses: waits for the agent's opening line, speaks the next line of its script (local TTS) each time the agent pauses for 0.7 s, hangs up once the agent has answered its last line | `completed` |
  *
- * `5` is not in ARCHITECTURE.md's table: it is there so that a `failed` call can be placed in the sandbox too.
+ * `5` is an addition of ours: it is there so that a `failed` call can be placed in the sandbox too.
  * Every callee that answers rings `answerDelayMs` (default 0.4 s) first; busy and carrier failure are reported
  * after the same short ring. A conversing callee whose agent says nothing for 5 s speaks first. A callee whose
  * media stream cannot connect (gateway unreachable, stream token refused) is reported as a carrier failure.

@@ -16,7 +16,7 @@ import { prepareMachine } from './conduct.ts';
 import { ScriptedConversation } from './conversation.ts';
 
 /**
- * The sandbox carrier (ARCHITECTURE.md section 7): places calls with no phone network. `originate` answers at
+ * The sandbox carrier (docs/architecture.md, "Carriers and engines"): places calls with no phone network. `originate` answers at
  * once with a Twilio-like call id (`CA` + 32 hex) and starts a simulated callee that behaves by the destination's
  * last digit (behaviour.ts): it reports busy, no answer or a carrier failure through the ring outcome sink, or
  * answers by connecting to the gateway's Twilio media route like a real carrier would.

@@ -5,7 +5,7 @@ import type { Carrier } from '../../../core/calls/carrier.ts';
 import type { CallRecord } from '../../../core/store/types.ts';
 
 /**
- * The Twilio carrier (ARCHITECTURE.md section 7): places calls through Twilio's REST API, or any service that
+ * The Twilio carrier (docs/architecture.md, "Carriers and engines"): places calls through Twilio's REST API, or any service that
  * speaks its shape. `originate` creates the call with inline TwiML that connects its media to the gateway's
  * `/media/twilio` route, carrying a one-time stream token as a `<Parameter>`, and asks for status callbacks at
  * the API (`<statusCallbackUrl>/<call id>`); busy, no-answer and failed calls are settled from those callbacks.

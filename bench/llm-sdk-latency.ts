@@ -6,16 +6,16 @@
  *   model - `OpenAiChatModel.chat` (the SDK plus our retry, timers and assembly)
  * Each reads its whole reply (connections are reused, as in a call); also printed: client CPU per request.
  *
- *   node --import tsx engines/llm/testing/measure-sdk-latency.ts [rounds=2000]
+ *   node --import tsx bench/llm-sdk-latency.ts [rounds=2000]
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { OpenAiChatModel } from '../providers/openai.ts';
-import { chatRequestBody } from '../providers/openai-wire.ts';
-import type { ChatRequest } from '../types.ts';
-import { FakeOpenAiServer } from './fake-openai-server.ts';
-import { plainFetchChunks } from './plain-fetch-chat.ts';
+import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
+import { chatRequestBody } from '../engines/llm/providers/openai-wire.ts';
+import { FakeOpenAiServer } from '../engines/llm/testing/fake-openai-server.ts';
+import { plainFetchChunks } from '../engines/llm/testing/plain-fetch-chat.ts';
+import type { ChatRequest } from '../engines/llm/types.ts';
 
 const REPLY = 'Sure, I can help you book that appointment for tomorrow morning at ten.';
 const WARMUP_ROUNDS = 300;
