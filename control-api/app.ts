@@ -8,6 +8,8 @@ import type { CallLifecycle } from '../core/calls/lifecycle.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Coordinator } from '../core/coord/types.ts';
+import { SecretCipher } from '../core/secrets/cipher.ts';
+import { SecretService } from '../core/secrets/service.ts';
 import type { Store } from '../core/store/types.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
 import type { VoiceCatalogue } from '../engines/tts/catalogue.ts';
@@ -31,6 +33,7 @@ import { registerAgentRoutes } from './routes/v2/agents.ts';
 import { registerCallRoutes } from './routes/v2/calls.ts';
 import { registerLiveCallRoutes } from './routes/v2/live-calls.ts';
 import { registerAgentRevisionRoutes } from './routes/v2/revisions.ts';
+import { registerSecretRoutes } from './routes/v2/secrets.ts';
 import { registerVoiceRoutes } from './routes/v2/voices.ts';
 import { registerWalletRoutes } from './routes/v2/wallet.ts';
 
@@ -97,8 +100,13 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
   });
 
   const routes = new RouteRegistry();
-  const agents = new AgentService(deps.store, deps.voices);
+  const secrets = new SecretService(deps.store, new SecretCipher(deps.secretKey));
+  const agents = new AgentService(deps.store, deps.voices, async (workspaceId) => ({
+    secrets: await secrets.names(workspaceId),
+    allowPrivate: deps.config.allowPrivateWebhooks,
+  }));
   registerAgentRoutes(app, routes, agents);
+  registerSecretRoutes(app, routes, secrets);
   registerAgentRevisionRoutes(app, routes, agents);
   registerVoiceRoutes(app, routes, deps.voices);
   registerWalletRoutes(app, routes, deps.store);

@@ -79,16 +79,8 @@ const analysis = z
   })
   .strict();
 
-/** Tool definitions are stored with the agent; their full templates are checked where tools run. */
-const tool = z
-  .object({
-    name: z
-      .string()
-      .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must be a function name of at most 64 characters'),
-    phase: z.enum(TOOL_PHASES),
-    description: z.string().max(1000).optional(),
-  })
-  .catchall(z.unknown());
+/** Checked as a whole by the tool validator, which lists every problem at once (`invalid_tools`). */
+const tool = z.unknown();
 
 const settingsFields = {
   draft: z.boolean(),
@@ -104,7 +96,7 @@ const settingsFields = {
   background_sound: z.object({ sound: z.enum(BACKGROUND_SOUNDS) }).strict(),
   behavior,
   analysis,
-  tools: z.array(tool).max(AGENT_LIMITS.tools),
+  tools: z.array(tool),
   /** Checked as a whole by the flow validator, which lists every problem at once (`invalid_flow`). */
   flow: z.unknown(),
 };

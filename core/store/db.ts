@@ -172,6 +172,28 @@ export interface EventsTable {
   delivered_at: number | null;
 }
 
+export interface ToolSecretsTable {
+  workspace_id: string;
+  name: string;
+  /** The AES-256-GCM envelope of the value; the clear value is never stored. */
+  sealed: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CallToolRunsTable {
+  /** Internal time-ordered row id. */
+  id: string;
+  workspace_id: string;
+  call_id: string;
+  name: string;
+  phase: string;
+  status: string;
+  http_status: number | null;
+  started_at: number;
+  duration_ms: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -185,4 +207,6 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   calls: CallsTable;
   events: EventsTable;
+  tool_secrets: ToolSecretsTable;
+  call_tool_runs: CallToolRunsTable;
 }

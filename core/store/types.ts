@@ -4,8 +4,10 @@
  * Times are epoch milliseconds; money is integer paise.
  */
 import type { CallRepo, EventRepo } from './call-types.ts';
+import type { ToolRunRepo, ToolSecretRepo } from './tool-types.ts';
 
 export * from './call-types.ts';
+export * from './tool-types.ts';
 
 export type JsonObject = { [key: string]: unknown };
 export type WorkspaceMode = 'sandbox' | 'production';
@@ -274,6 +276,8 @@ export interface Repositories {
   readonly idempotency: IdempotencyRepo;
   readonly calls: CallRepo;
   readonly events: EventRepo;
+  readonly toolSecrets: ToolSecretRepo;
+  readonly toolRuns: ToolRunRepo;
 }
 
 export interface Store extends Repositories {
