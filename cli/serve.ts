@@ -20,7 +20,11 @@ import { announceThrough } from '../core/events/announce.ts';
 import { WebhookDispatcher } from '../core/events/dispatcher.ts';
 import { ensureServerPortsFree, listenErrorOf } from '../core/listen-error.ts';
 import { createLogger } from '../core/logger.ts';
+import { SecretCipher } from '../core/secrets/cipher.ts';
+import { SecretService } from '../core/secrets/service.ts';
 import type { Store } from '../core/store/types.ts';
+import { PreCallTools } from '../core/tools/pre-call.ts';
+import { ToolRunner } from '../core/tools/runner.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
 import { VoiceCatalogue } from '../engines/tts/catalogue.ts';
 import { CallStreams } from '../gateway/calls/handler.ts';
@@ -102,6 +106,20 @@ export async function startPlatform(
   let gatewayUrl: string | undefined;
   let bootstrapped: RunningPlatform['bootstrapped'];
   let speech: SpeechCoverage | undefined;
+  let toolRunner: ToolRunner | undefined;
+  /** One tool runner per process, for whichever roles run tools (the dialer's pre_call, the gateway's on_call). */
+  const tools = () => {
+    if (toolRunner) return toolRunner;
+    const runner = new ToolRunner({
+      secrets: new SecretService(store, new SecretCipher(secretKey)),
+      allowPrivate: config.allowPrivateWebhooks,
+      ...(options.webhookCa ? { extraCa: options.webhookCa } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+    closers.push(() => runner.close());
+    toolRunner = runner;
+    return runner;
+  };
 
   try {
     const first = await bootstrapFirstWorkspace(config, store, coord);
@@ -261,8 +279,14 @@ export async function startPlatform(
       closers.push(async () => {
         await Promise.allSettled(carriers.map((carrier) => carrier.close()));
       });
+      const preCall = new PreCallTools({
+        store,
+        runner: tools(),
+        logger: logger.child({ phase: 'pre_call' }),
+      });
       const dialer = new Dialer({
         store,
+        beforeDial: (call) => preCall.prepare(call),
         coord,
         lifecycle,
         slots,

@@ -1,4 +1,4 @@
-import type { Page } from './types.ts';
+import type { CallVariables, Page } from './types.ts';
 
 /** A tool secret as stored: the value only as its sealed (encrypted) envelope. */
 export interface ToolSecretRecord {
@@ -45,4 +45,6 @@ export interface ToolRunRepo {
   record(workspaceId: string, callId: string, run: ToolRunRecord): Promise<void>;
   /** The call's runs in the order they started. */
   forCall(workspaceId: string, callId: string): Promise<ToolRunRecord[]>;
+  /** Replaces a call's variables (what its pre_call tools returned, merged by the caller). */
+  setCallVariables(workspaceId: string, callId: string, variables: CallVariables): Promise<void>;
 }

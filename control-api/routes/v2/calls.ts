@@ -16,6 +16,7 @@ import { announceThrough } from '../../../core/events/announce.ts';
 import { isId } from '../../../core/ids.ts';
 import { isPrivateAddress } from '../../../core/net/address-policy.ts';
 import type { CallRecord, Store } from '../../../core/store/types.ts';
+import { toolCallsOf } from '../../../core/tools/tool-calls.ts';
 import {
   freshResponse,
   IDEMPOTENCY_HEADER,
@@ -34,6 +35,7 @@ import {
   createCallBody,
   createdCallSchema,
   listCallsQuery,
+  toolCallsSchema,
   transcriptSchema,
 } from '../../schemas/call.ts';
 import { idParams } from '../../schemas/common.ts';
@@ -227,12 +229,17 @@ export function registerCallRoutes(app: FastifyInstance, registry: RouteRegistry
     method: 'GET',
     url: '/v2/calls/:id',
     operationId: 'getCall',
-    summary: 'Read a call (the same object webhook events carry)',
+    summary: 'Read a call (the object webhook events carry, plus the tool runs of its agent as tool_calls)',
     tag,
     params,
-    responses: { 200: { description: 'The call', schema: callSchema } },
+    responses: {
+      200: { description: 'The call', schema: callSchema.extend({ tool_calls: toolCallsSchema }) },
+    },
     errors: ['not_found'],
-    handler: async ({ auth, params: p }) => callObject(await callOf(auth.workspaceId, p.id)),
+    handler: async ({ auth, params: p }) => ({
+      ...callObject(await callOf(auth.workspaceId, p.id)),
+      tool_calls: await toolCallsOf(deps.store, auth.workspaceId, p.id),
+    }),
   });
 
   defineRoute(app, registry, {

@@ -1,6 +1,7 @@
 import { rowId } from '../keys.ts';
 import type { Scope } from '../scope.ts';
 import type { ToolRunRecord, ToolRunRepo, ToolRunStatus } from '../tool-types.ts';
+import type { CallVariables } from '../types.ts';
 
 /** Runs of tools on calls, appended by whichever process ran them. */
 export class ToolRunStore implements ToolRunRepo {
@@ -20,6 +21,15 @@ export class ToolRunStore implements ToolRunRepo {
         started_at: run.startedAt,
         duration_ms: Math.max(0, Math.round(run.durationMs)),
       })
+      .execute();
+  }
+
+  async setCallVariables(workspaceId: string, callId: string, variables: CallVariables): Promise<void> {
+    await this.scope.db
+      .updateTable('calls')
+      .set({ variables: JSON.stringify(variables) })
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', callId)
       .execute();
   }
 
