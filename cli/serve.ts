@@ -23,6 +23,7 @@ import { createLogger } from '../core/logger.ts';
 import { SecretCipher } from '../core/secrets/cipher.ts';
 import { SecretService } from '../core/secrets/service.ts';
 import type { Store } from '../core/store/types.ts';
+import { PostCallTools } from '../core/tools/post-call.ts';
 import { PreCallTools } from '../core/tools/pre-call.ts';
 import { ToolRunner } from '../core/tools/runner.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
@@ -136,9 +137,15 @@ export async function startPlatform(
     }
     const runsCalls = config.roles.includes('gateway') || config.roles.includes('worker');
     const slots = new LiveCallSlots(coord, LIVE_CALLS_PER_WORKSPACE, config.liveCallLeaseMs);
+    const postCall = new PostCallTools({
+      store,
+      secrets: new SecretService(store, new SecretCipher(secretKey)),
+      readTranscript: (workspaceId, callId) => artifacts.readTranscript(workspaceId, callId),
+    });
     const lifecycle = new CallLifecycle({
       store,
       slots,
+      afterSettle: postCall,
       announce: announceThrough(coord),
       onSettled: (call) => logger.info(callEndedLine(call), 'call ended'),
       ...(options.clock ? { clock: options.clock } : {}),
@@ -221,6 +228,7 @@ export async function startPlatform(
         retryScheduleMs: config.webhookRetryScheduleMs,
         timeoutMs: config.webhookTimeoutMs,
         allowPrivate: config.allowPrivateWebhooks,
+        toolTargets: postCall,
         ...(options.webhookCa ? { extraCa: options.webhookCa } : {}),
         ...(options.clock ? { clock: options.clock } : {}),
         onDeadLetter: (dead) =>

@@ -170,6 +170,8 @@ export interface EventsTable {
   last_status: number | null;
   last_error: string | null;
   delivered_at: number | null;
+  /** JSON `{agent_id, revision, tool}` of a post_call tool delivery; null for webhook events. */
+  tool_target?: string | null;
 }
 
 export interface ToolSecretsTable {

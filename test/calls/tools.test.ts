@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
+import { verifySignature } from '../../core/events/signing.ts';
 import { makeCertificates, type TestCertificates } from '../../core/events/testing/receiver.ts';
 import { SQLITE_FILE_NAME } from '../../core/store/index.ts';
 import { ToolServer } from '../../core/tools/testing/tool-server.ts';
@@ -55,6 +56,7 @@ describe('tools on sandbox calls', () => {
     p = await startTestPlatform(embedded!, {
       env: {
         ROLES: 'api,gateway,worker',
+        WEBHOOK_RETRY_SCHEDULE_MS: '0,200,400,800,1600,3200',
         ALLOW_PRIVATE_WEBHOOKS: '1',
         SANDBOX_RING_MS: '1500',
         LOG_LEVEL: 'debug',
@@ -192,6 +194,72 @@ describe('tools on sandbox calls', () => {
     );
     assert.deepEqual(await variablesOf(failing), { name: 'Ravi', mode: 'fail' });
     assert.deepEqual(await variablesOf(slow), { name: 'Ravi', mode: 'slow' });
+  });
+
+  test('a post_call tool receives the signed call after settlement, and is retried after a 500', async () => {
+    const attempts = new Map<string, number>();
+    server.on('/after', (request) => {
+      const id = (JSON.parse(request.body) as { id: string }).id;
+      attempts.set(id, (attempts.get(id) ?? 0) + 1);
+      return attempts.get(id) === 1 ? { status: 500 } : { json: { ok: true } };
+    });
+    const agent = await api<{ id: string }>('POST', '/v2/agents', {
+      body: {
+        name: 'After',
+        first_message: 'Hello.',
+        voice: { voice_id: 'local-en-female' },
+        behavior: { silence_reprompt_secs: 0 },
+        tools: [
+          {
+            name: 'crm_sync',
+            phase: 'post_call',
+            request: { url: server.url('/after'), headers: { 'X-Api-Key': '{{ secrets.crm_key }}' } },
+          },
+        ],
+      },
+    });
+    assert.equal(agent.status, 201, agent.text);
+    const placed = await api<CallBody>('POST', '/v2/calls', {
+      body: { to: '+919876543214', agent_id: agent.body.id },
+    });
+    const call = await ended(placed.body.id);
+    assert.equal(call.status, 'completed');
+    const deadline = Date.now() + 20_000;
+    while (server.requestsTo('/after').length < 2 && Date.now() < deadline) await sleep(100);
+    const [first, second] = server.requestsTo('/after');
+    assert.ok(first && second, 'delivered twice: a 500, then a retry');
+    assert.equal(first.body, second.body, 'the retry carries the same bytes');
+    assert.equal(second.headers['x-api-key'], SECRET_VALUE);
+    const [webhookSecret] = await p.platform.store.secrets.webhookSecrets(p.workspaceId);
+    const signature = verifySignature(
+      second.headers['x-service-signature'] as string,
+      second.body,
+      webhookSecret?.secret ?? '',
+      Math.floor(Date.now() / 1000),
+    );
+    assert.equal(signature.ok, true);
+    const sent = JSON.parse(second.body) as {
+      type: string;
+      data: { tool: string; call: { id: string; status: string }; transcript: unknown; analysis: unknown };
+    };
+    assert.equal(sent.type, 'tool.post_call');
+    assert.equal(sent.data.tool, 'crm_sync');
+    assert.equal(sent.data.call.id, call.id);
+    assert.equal(sent.data.call.status, 'completed');
+    assert.ok(Array.isArray(sent.data.transcript));
+    assert.ok('analysis' in sent.data);
+    let runs: CallBody['tool_calls'] = [];
+    for (let i = 0; i < 50 && runs.length < 2; i++) {
+      runs = (await api<CallBody>('GET', `/v2/calls/${call.id}`)).body.tool_calls;
+      if (runs.length < 2) await sleep(100);
+    }
+    assert.deepEqual(
+      runs.map((r) => [r.name, r.phase, r.status, r.http_status]),
+      [
+        ['crm_sync', 'post_call', 'failed', 500],
+        ['crm_sync', 'post_call', 'succeeded', 200],
+      ],
+    );
   });
 
   test('the secret value reached the API, and no log line nor the database file holds it', async () => {

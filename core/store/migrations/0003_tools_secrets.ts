@@ -37,9 +37,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .on('call_tool_runs')
     .columns(['call_id', 'id'])
     .execute();
+
+  // A post_call tool's delivery rides the webhook outbox; this names the tool (agent, revision, tool name), whose
+  // URL and header templates are rendered at each attempt, so no secret value is ever stored with the event.
+  await db.schema.alterTable('events').addColumn('tool_target', 'text').execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('events').dropColumn('tool_target').execute();
   await db.schema.dropTable('call_tool_runs').execute();
   await db.schema.dropTable('tool_secrets').execute();
 }
