@@ -33,7 +33,7 @@ export async function sendStoredEvent(
   nowMs: number,
   tools?: ToolTargets,
 ): Promise<DeliveryResult> {
-  if (event.toolTarget !== null) return sendToolDelivery(store, sender, event, nowMs, tools);
+  if (event.toolTarget) return sendToolDelivery(store, sender, event, nowMs, tools);
   if (event.webhookUrl === null) return { ok: false, status: null, error: 'no webhook_url', permanent: true };
   const secrets = (await store.secrets.webhookSecrets(event.workspaceId)).map((s) => s.secret);
   if (secrets.length === 0) {
