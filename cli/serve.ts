@@ -14,7 +14,10 @@ import { whenCoordinatorAnswers } from '../core/coord/unavailable.ts';
 import { announceThrough } from '../core/events/announce.ts';
 import { ensureServerPortsFree } from '../core/listen-error.ts';
 import { createLogger } from '../core/logger.ts';
+import { SecretCipher } from '../core/secrets/cipher.ts';
+import { SecretService } from '../core/secrets/service.ts';
 import type { Store } from '../core/store/types.ts';
+import { PostCallTools } from '../core/tools/post-call.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
 import { bootstrapFirstWorkspace } from './bootstrap.ts';
 import { type DrainableCalls, drainLiveCalls } from './drain.ts';
@@ -121,14 +124,21 @@ async function buildSharedParts(
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
   const slots = new LiveCallSlots(coord, LIVE_CALLS_PER_WORKSPACE, config.liveCallLeaseMs);
+  const secretKey = resolveSecretKey(config);
+  const artifacts = new DiskCallArtifacts(path.join(config.dataDir, 'recordings'));
+  const postCallTools = new PostCallTools({
+    store,
+    secrets: new SecretService(store, new SecretCipher(secretKey)),
+    readTranscript: (workspaceId, callId) => artifacts.readTranscript(workspaceId, callId),
+  });
   const lifecycle = new CallLifecycle({
     store,
     slots,
+    afterSettle: postCallTools,
     announce: announceThrough(coord),
     onSettled: (call) => logger.info(callEndedLine(call), 'call ended'),
     clock,
   });
-  const secretKey = resolveSecretKey(config);
   const tokens = new StreamTokens({
     secret: secretKey,
     // One-time tokens across every gateway node: the first claim takes a coordinator lock that is never
@@ -150,8 +160,9 @@ async function buildSharedParts(
     ...base,
     config,
     metrics,
-    artifacts: new DiskCallArtifacts(path.join(config.dataDir, 'recordings')),
+    artifacts,
     secretKey,
+    postCallTools,
     slots,
     lifecycle,
     tokens,

@@ -3,8 +3,12 @@ import { isoTime } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
 import { WebhookSender } from '../../core/events/delivery.ts';
 import { replayEvent } from '../../core/events/replay.ts';
+import { SecretCipher } from '../../core/secrets/cipher.ts';
+import { SecretService } from '../../core/secrets/service.ts';
 import type { EventRecord, Store } from '../../core/store/types.ts';
+import { PostCallTools } from '../../core/tools/post-call.ts';
 import { updateFirstStartCredentials } from '../bootstrap.ts';
+import { resolveSecretKey } from '../secret-key.ts';
 import { openConfiguredStore } from '../store.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -79,7 +83,10 @@ export async function runEventsCommand(config: Config, args: string[]): Promise<
         timeoutMs: config.webhookTimeoutMs,
       });
       try {
-        const report = await replayEvent({ store, sender }, eventId);
+        // post_call tool deliveries render their target with the workspace's secrets, under the same SECRET_KEY.
+        const secrets = new SecretService(store, new SecretCipher(resolveSecretKey(config)));
+        const tools = new PostCallTools({ store, secrets });
+        const report = await replayEvent({ store, sender, tools }, eventId);
         print({
           event_id: report.eventId,
           delivered: report.delivered,

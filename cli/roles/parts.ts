@@ -8,6 +8,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
 import type { Coordinator } from '../../core/coord/types.ts';
 import type { Store } from '../../core/store/types.ts';
+import type { PostCallTools } from '../../core/tools/post-call.ts';
 import type { CallEngines } from '../engines.ts';
 
 /** What every role of one process shares, built once by the composition root. */
@@ -20,6 +21,8 @@ export interface SharedParts {
   readonly coord: Coordinator;
   readonly artifacts: CallArtifacts;
   readonly secretKey: string;
+  /** Writes each post_call tool's delivery at settlement, and renders its target when it is sent. */
+  readonly postCallTools: PostCallTools;
   readonly slots: LiveCallSlots;
   readonly lifecycle: CallLifecycle;
   readonly tokens: StreamTokens;

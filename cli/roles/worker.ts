@@ -2,6 +2,10 @@ import { carrierChooser, carriersOf } from '../../core/calls/carrier-choice.ts';
 import { Dialer } from '../../core/calls/dialer.ts';
 import { CallRecovery } from '../../core/calls/recovery.ts';
 import { WebhookDispatcher } from '../../core/events/dispatcher.ts';
+import { SecretCipher } from '../../core/secrets/cipher.ts';
+import { SecretService } from '../../core/secrets/service.ts';
+import { PreCallTools } from '../../core/tools/pre-call.ts';
+import { ToolRunner } from '../../core/tools/runner.ts';
 import type { DrainableCalls } from '../drain.ts';
 import type { CallEngines } from '../engines.ts';
 import { buildCarriers, whyNoCarrier } from './carriers.ts';
@@ -29,8 +33,14 @@ export async function startWorkerRole(
   teardown.add(async () => {
     await Promise.allSettled(carriersOf(carriers).map((carrier) => carrier.close()));
   });
+  const preCall = new PreCallTools({
+    store: parts.store,
+    runner: toolRunner(parts, teardown, options.webhookCa),
+    logger: parts.logger.child({ phase: 'pre_call' }),
+  });
   const dialer = new Dialer({
     store: parts.store,
+    beforeDial: (call) => preCall.prepare(call),
     coord: parts.coord,
     lifecycle: parts.lifecycle,
     slots: parts.slots,
@@ -67,6 +77,7 @@ async function startDispatcher(parts: SharedParts, teardown: Teardown, webhookCa
     retryScheduleMs: config.webhookRetryScheduleMs,
     timeoutMs: config.webhookTimeoutMs,
     allowPrivate: config.allowPrivateWebhooks,
+    toolTargets: parts.postCallTools,
     extraCa: webhookCa,
     clock: parts.clock,
     onDeadLetter: (dead) =>
@@ -84,6 +95,18 @@ async function startDispatcher(parts: SharedParts, teardown: Teardown, webhookCa
   });
   await dispatcher.start();
   teardown.add(() => dispatcher.stop());
+}
+
+/** Runs the customer's tools (pre_call, before dialing), with the secrets of their workspace. */
+function toolRunner(parts: SharedParts, teardown: Teardown, extraCa: string | undefined): ToolRunner {
+  const runner = new ToolRunner({
+    secrets: new SecretService(parts.store, new SecretCipher(parts.secretKey)),
+    allowPrivate: parts.config.allowPrivateWebhooks,
+    extraCa,
+    clock: parts.clock,
+  });
+  teardown.add(() => runner.close());
+  return runner;
 }
 
 /** Ends calls whose node stopped or that ring past the deadline: once now, then on an interval. */

@@ -79,16 +79,30 @@ const analysis = z
   })
   .strict();
 
-/** Tool definitions are stored with the agent; their full templates are checked where tools run. */
-const tool = z
+/** A tool definition as saved (see README "Tools and secrets"); the request body takes the same shape. */
+const toolSchema = z
   .object({
-    name: z
-      .string()
-      .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'must be a function name of at most 64 characters'),
+    name: z.string().describe('^[a-z][a-z0-9_]{0,63}$, unique in the agent'),
     phase: z.enum(TOOL_PHASES),
-    description: z.string().max(1000).optional(),
+    description: z.string().optional().describe('What the model reads; required for on_call'),
+    parameters: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('on_call only: JSON Schema of the arguments'),
+    request: z.object({
+      method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
+      url: z.string().describe('Template; starts with a literal https://host'),
+      headers: z.record(z.string(), z.string()).describe('Values are templates'),
+      body: z.unknown().optional().describe('Any JSON; its strings are templates (not on post_call tools)'),
+    }),
+    timeout_ms: z.number().int().min(100).max(10_000),
   })
-  .catchall(z.unknown());
+  .describe(
+    'Templates: {{ args.<name> }} (on_call), {{ secrets.<name> }}, {{ variables.<name> }}, {{ call.id }}, {{ call.to }}, {{ agent.id }}',
+  );
+
+/** Checked as a whole by the tool validator, which lists every problem at once (`invalid_tools`). */
+const tool = z.unknown().describe('A tool definition (see the agent response for its shape)');
 
 const settingsFields = {
   draft: z.boolean(),
@@ -104,7 +118,7 @@ const settingsFields = {
   background_sound: z.object({ sound: z.enum(BACKGROUND_SOUNDS) }).strict(),
   behavior,
   analysis,
-  tools: z.array(tool).max(AGENT_LIMITS.tools),
+  tools: z.array(tool),
   /** Checked as a whole by the flow validator, which lists every problem at once (`invalid_flow`). */
   flow: z.unknown(),
 };
@@ -217,7 +231,7 @@ export const agentSchema = z.object({
     silence_reprompt_secs: z.number().int(),
     silence_reprompt_message: z.string(),
   }),
-  tools: z.array(z.object({ name: z.string(), phase: z.enum(TOOL_PHASES) }).catchall(z.unknown())),
+  tools: z.array(toolSchema),
   flow: flowSchema.optional(),
   calls_from: z.object({ pool_id: z.string() }).optional(),
   created_at: timestamp,

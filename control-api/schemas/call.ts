@@ -121,6 +121,18 @@ export const listCallsQuery = listQuery('call')
   .strict();
 export type ListCallsQuery = z.output<typeof listCallsQuery>;
 
+/** The runs of the agent's tools on a call: no request or response bodies, no secret values. */
+export const toolCallsSchema = z.array(
+  z.object({
+    name: z.string(),
+    phase: z.enum(['pre_call', 'on_call', 'post_call']),
+    started_at: timestamp,
+    duration_ms: z.number().int(),
+    status: z.enum(['succeeded', 'failed', 'timeout', 'skipped']),
+    http_status: z.number().int().nullable(),
+  }),
+);
+
 export const callSchema = z.object({
   id: z.string(),
   object: z.literal('call'),

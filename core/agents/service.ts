@@ -1,5 +1,6 @@
 import { ApiError, notFound } from '../errors.ts';
 import type { AgentRecord, AgentRevisionRecord, Page, Store } from '../store/types.ts';
+import { type ToolRules, validateTools } from '../tools/definition.ts';
 import { applyPatch, settingsFromInput, settingsJson, storedSettings } from './settings.ts';
 import type { AgentInput, AgentPatch, AgentSettings, VoiceDirectory } from './types.ts';
 
@@ -37,6 +38,13 @@ const toRevision = (r: AgentRevisionRecord): AgentRevision => ({
   createdAt: r.createdAt,
 });
 
+/** Every save checks the tools as a whole (a rollback too: the secrets an old revision names may be gone). */
+function withCheckedTools(settings: AgentSettings, rules: ToolRules): AgentSettings {
+  const checked = validateTools(settings.tools, rules);
+  if (!checked.ok) throw new ApiError('invalid_tools', 'invalid tools', { details: checked.details });
+  return { ...settings, tools: checked.tools as unknown as AgentSettings['tools'] };
+}
+
 /**
  * Agents and their revisions. Every save (update, flow, rollback, publish) is one new revision written in the
  * same transaction as the head; `ifRevision` refuses a save based on a stale read with `409 conflict`.
@@ -45,10 +53,15 @@ export class AgentService {
   constructor(
     private readonly store: Store,
     private readonly voices: VoiceDirectory,
+    /** What tool definitions are checked against (the workspace's secrets, the address policy). */
+    private readonly toolRules: (workspaceId: string) => Promise<ToolRules>,
   ) {}
 
   async create(workspaceId: string, input: AgentInput): Promise<Agent> {
-    const settings = settingsFromInput(input, this.voices);
+    const settings = withCheckedTools(
+      settingsFromInput(input, this.voices),
+      await this.toolRules(workspaceId),
+    );
     return toAgent(await this.store.agents.create(workspaceId, settingsJson(settings)));
   }
 
@@ -126,11 +139,12 @@ export class AgentService {
     change: (current: AgentSettings) => AgentSettings,
     restoredFrom?: number,
   ): Promise<Agent> {
+    const rules = await this.toolRules(workspaceId);
     const result = await this.store.agents.save(workspaceId, id, {
       reason,
       ...(ifRevision !== undefined ? { ifRevision } : {}),
       ...(restoredFrom !== undefined ? { restoredFrom } : {}),
-      change: (current) => settingsJson(change(storedSettings(current.content))),
+      change: (current) => settingsJson(withCheckedTools(change(storedSettings(current.content)), rules)),
     });
     if (result === 'not_found') throw notFound(`agent ${id}`);
     if (result === 'conflict') {

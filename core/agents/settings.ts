@@ -181,15 +181,7 @@ function checkSettings(settings: AgentSettings, voices: VoiceDirectory): AgentSe
       'voicemail.message: is required when voicemail.action is leave_message',
     );
   }
-  const seen = new Set<string>();
-  const toolProblems = settings.tools.flatMap((tool, i) => {
-    if (seen.has(tool.name))
-      return [{ path: `tools[${i}].name`, message: `duplicate tool name "${tool.name}"` }];
-    seen.add(tool.name);
-    return [];
-  });
-  if (toolProblems.length > 0)
-    throw new ApiError('invalid_tools', 'invalid tools', { details: toolProblems });
+  // Tools are checked as a whole by the agent service (core/tools), which knows the workspace's secrets.
   settings.analysis = checkedAnalysis(settings.analysis);
   if (settings.flow !== undefined) {
     const checked = validateFlow(settings.flow, settings.tools);

@@ -26,6 +26,11 @@ export interface DialerOptions {
   whyNoCarrier?(call: CallRecord): string;
   /** Every carrier this node may have dialled through, by name, to pass hang-ups on. */
   carriers: readonly Carrier[];
+  /**
+   * Runs before a taken call is dialled (its pre_call tools); a `skipReason` ends it `failed` with
+   * `skipped-by-pre-call`, free, instead of dialling.
+   */
+  beforeDial?(call: CallRecord): Promise<{ skipReason?: string }>;
   pollMs?: number;
   reportError?: (error: unknown) => void;
   clock?: Clock;
@@ -190,6 +195,20 @@ export class Dialer {
       // call's own, so it is freed only when the call is no longer live.
       const current = await store.calls.get(call.workspaceId, call.id);
       if (!current || isTerminal(current.status)) await slots.release(call.workspaceId, call.id);
+      return false;
+    }
+    const prepared = await this.options
+      .beforeDial?.(dialing)
+      .catch((error: unknown): { skipReason?: string } => {
+        this.reportError(error);
+        return {};
+      });
+    if (prepared?.skipReason !== undefined) {
+      await lifecycle.settle(call.workspaceId, call.id, 'pipeline_error', {
+        endedReason: 'skipped-by-pre-call',
+        error: `a pre_call tool skipped the call: ${prepared.skipReason}`,
+      });
+      await slots.release(call.workspaceId, call.id);
       return false;
     }
     let carrierCallId: string;

@@ -3,7 +3,7 @@ import { type Clock, systemClock } from '../clock.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { AnnounceEvents } from '../events/announce.ts';
 import { callEvent } from '../events/envelope.ts';
-import type { CallRecord, CallStatus, EventRecord, Repositories, Store } from '../store/types.ts';
+import type { CallRecord, CallStatus, EventRecord, NewEvent, Repositories, Store } from '../store/types.ts';
 import type { LiveCallSlots } from './live-slots.ts';
 import { callObject } from './representation.ts';
 import {
@@ -30,6 +30,10 @@ export interface CallLifecycleDeps {
   slots?: LiveCallSlots;
   /** Told after commit about every call this lifecycle ended (the call-ended log line). */
   onSettled?: (call: CallRecord) => void;
+  /** Outbox rows written with every settlement besides its terminal event (post_call tool deliveries). */
+  afterSettle?: {
+    eventsFor(repos: Repositories, call: CallRecord, callObject: object, now: number): Promise<NewEvent[]>;
+  };
 }
 
 export interface SettleDetails {
@@ -44,7 +48,7 @@ export interface SettleDetails {
 }
 
 export type Settlement =
-  | { settled: true; call: CallRecord; previousStatus: CallStatus; event: EventRecord }
+  | { settled: true; call: CallRecord; previousStatus: CallStatus; event: EventRecord; deliveries?: number }
   | { settled: false; call: CallRecord | undefined };
 
 function clamp(value: number, low: number, high: number): number {
@@ -72,6 +76,7 @@ export class CallLifecycle {
   private readonly announce: AnnounceEvents | undefined;
   private readonly slots: LiveCallSlots | undefined;
   private readonly onSettled: ((call: CallRecord) => void) | undefined;
+  private readonly afterSettle: CallLifecycleDeps['afterSettle'];
 
   constructor(deps: CallLifecycleDeps) {
     this.store = deps.store;
@@ -79,6 +84,7 @@ export class CallLifecycle {
     this.announce = deps.announce;
     this.slots = deps.slots;
     this.onSettled = deps.onSettled;
+    this.afterSettle = deps.afterSettle;
   }
 
   /** queued -> dialing; undefined when the call is no longer queued (aborted meanwhile) or unknown. */
@@ -131,6 +137,7 @@ export class CallLifecycle {
     );
     if (result.settled) {
       this.announced(result.event);
+      if (result.deliveries) this.announce?.();
       this.onSettled?.(result.call);
       // After commit: a failure here only delays the slot until its lease runs out.
       await this.slots?.release(workspaceId, id).catch(() => {});
@@ -235,7 +242,9 @@ export class CallLifecycle {
         now,
       }),
     );
-    return { settled: true, call: ended, previousStatus: call.status, event };
+    const extra = (await this.afterSettle?.eventsFor(repos, ended, callObject(ended), now)) ?? [];
+    for (const row of extra) await repos.events.append(row);
+    return { settled: true, call: ended, previousStatus: call.status, event, deliveries: extra.length };
   }
 
   private announced(event: EventRecord): void {

@@ -36,6 +36,8 @@ export interface Delivery {
   secrets: readonly string[];
   /** Unix seconds for `t=` of the signature. */
   timestampSecs: number;
+  /** Headers of a post_call tool (rendered from its templates); the platform's own headers win. */
+  headers?: Record<string, string>;
 }
 
 function describeError(error: unknown): string {
@@ -92,6 +94,7 @@ export class WebhookSender {
         dispatcher: this.agent,
         body,
         headers: {
+          ...delivery.headers,
           'content-type': 'application/json',
           'user-agent': WEBHOOK_USER_AGENT,
           [EVENT_ID_HEADER.toLowerCase()]: delivery.eventId,

@@ -4,7 +4,7 @@ import type { AttemptOutcome, EventRecord, Store } from '../store/types.ts';
 import { retryWhileStoreUnavailable } from '../store/unavailable.ts';
 import { EVENTS_WRITTEN_CHANNEL } from './announce.ts';
 import { type DeliveryResult, WebhookSender, type WebhookSenderOptions } from './delivery.ts';
-import { type ReplayReport, replayEvent, sendStoredEvent } from './replay.ts';
+import { type ReplayReport, replayEvent, sendStoredEvent, type ToolTargets } from './replay.ts';
 import { assertRetrySchedule, DEFAULT_RETRY_SCHEDULE_MS, nextAttemptAt } from './retry-schedule.ts';
 
 /** The coordinator lock that makes one worker the dispatcher. */
@@ -37,6 +37,8 @@ export interface WebhookDispatcherOptions extends WebhookSenderOptions {
   reportError?: (error: unknown) => void;
   /** Told once about each event this dispatcher dead-lettered, with its last error (the operator's log line). */
   onDeadLetter?: (dead: DeadLetter) => void;
+  /** Renders and records post_call tool deliveries, which ride this outbox. */
+  toolTargets?: ToolTargets;
 }
 
 /** An event given up on: no attempt is scheduled after this one. */
@@ -81,6 +83,7 @@ export class WebhookDispatcher {
   private readonly maxInFlight: number;
   private readonly reportError: (error: unknown) => void;
   private readonly onDeadLetter: ((dead: DeadLetter) => void) | undefined;
+  private readonly toolTargets: ToolTargets | undefined;
   private readonly inFlight = new Map<string, Promise<void>>();
   private running = false;
   private leading = false;
@@ -102,6 +105,7 @@ export class WebhookDispatcher {
     this.reportError =
       options.reportError ?? ((error) => process.emitWarning(`webhook dispatcher: ${String(error)}`));
     this.onDeadLetter = options.onDeadLetter;
+    this.toolTargets = options.toolTargets;
   }
 
   /** Whether this process is the runner right now. */
@@ -138,7 +142,15 @@ export class WebhookDispatcher {
 
   /** Sends a stored event again now, once (see `replayEvent`). */
   replay(eventId: string): Promise<ReplayReport> {
-    return replayEvent({ store: this.store, sender: this.sender, clock: this.clock }, eventId);
+    return replayEvent(
+      {
+        store: this.store,
+        sender: this.sender,
+        clock: this.clock,
+        ...(this.toolTargets ? { tools: this.toolTargets } : {}),
+      },
+      eventId,
+    );
   }
 
   private async run(): Promise<void> {
@@ -211,7 +223,7 @@ export class WebhookDispatcher {
 
   /** One scheduled attempt, recorded once (the store refuses a second record of the same attempt number). */
   private async attempt(event: EventRecord): Promise<void> {
-    const result = await sendStoredEvent(this.store, this.sender, event, this.clock.now());
+    const result = await sendStoredEvent(this.store, this.sender, event, this.clock.now(), this.toolTargets);
     const attempts = event.attempts + 1;
     const retryAt = nextAttemptAt(attempts, this.clock.now(), this.schedule);
     const outcome = outcomeOf(result, retryAt);

@@ -11,13 +11,29 @@ export interface ReplayReport {
   error: string | null;
 }
 
+/**
+ * Where post_call tool deliveries go: their URL and headers are rendered from the tool's templates at each
+ * attempt (secrets are opened only then), and each attempt is recorded on the call as a tool run.
+ */
+export interface ToolTargets {
+  resolve(event: EventRecord): Promise<{ url: string; headers: Record<string, string> }>;
+  recordAttempt(
+    event: EventRecord,
+    result: DeliveryResult,
+    startedAt: number,
+    durationMs: number,
+  ): Promise<void>;
+}
+
 /** Sends a stored event's body as it is, signed now with every currently valid secret of its workspace. */
 export async function sendStoredEvent(
   store: Store,
   sender: WebhookSender,
   event: EventRecord,
   nowMs: number,
+  tools?: ToolTargets,
 ): Promise<DeliveryResult> {
+  if (event.toolTarget) return sendToolDelivery(store, sender, event, nowMs, tools);
   if (event.webhookUrl === null) return { ok: false, status: null, error: 'no webhook_url', permanent: true };
   const secrets = (await store.secrets.webhookSecrets(event.workspaceId)).map((s) => s.secret);
   if (secrets.length === 0) {
@@ -32,13 +48,47 @@ export async function sendStoredEvent(
   });
 }
 
+async function sendToolDelivery(
+  store: Store,
+  sender: WebhookSender,
+  event: EventRecord,
+  nowMs: number,
+  tools: ToolTargets | undefined,
+): Promise<DeliveryResult> {
+  if (!tools)
+    return { ok: false, status: null, error: 'this process cannot deliver tool calls', permanent: false };
+  const started = performance.now();
+  let result: DeliveryResult;
+  try {
+    const target = await tools.resolve(event);
+    const secrets = (await store.secrets.webhookSecrets(event.workspaceId)).map((s) => s.secret);
+    result = await sender.send({
+      url: target.url,
+      headers: target.headers,
+      eventId: event.id,
+      body: event.body,
+      secrets,
+      timestampSecs: Math.floor(nowMs / 1_000),
+    });
+  } catch (error) {
+    result = {
+      ok: false,
+      status: null,
+      error: error instanceof Error ? error.message : String(error),
+      permanent: false,
+    };
+  }
+  await tools.recordAttempt(event, result, nowMs, Math.round(performance.now() - started)).catch(() => {});
+  return result;
+}
+
 /**
  * Sends a stored event again now, once, whatever its status (the operator's dead-letter replay): the same body
  * bytes, so the same `id`, with a fresh signature. A success marks it delivered; a failure is only noted (the
  * event keeps its status and schedule). Unknown id: `not_found`. Needs no dispatcher lock: any process may replay.
  */
 export async function replayEvent(
-  deps: { store: Store; sender: WebhookSender; clock?: Clock },
+  deps: { store: Store; sender: WebhookSender; clock?: Clock; tools?: ToolTargets },
   eventId: string,
 ): Promise<ReplayReport> {
   const { store, sender } = deps;
@@ -48,7 +98,7 @@ export async function replayEvent(
   if (event.webhookUrl === null) {
     return { eventId, delivered: false, status: null, error: 'the event has no webhook_url to deliver to' };
   }
-  const result = await sendStoredEvent(store, sender, event, clock.now());
+  const result = await sendStoredEvent(store, sender, event, clock.now(), deps.tools);
   const report: ReplayReport = result.ok
     ? { eventId, delivered: true, status: result.status, error: null }
     : { eventId, delivered: false, status: result.status, error: result.error };

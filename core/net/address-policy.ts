@@ -106,3 +106,13 @@ export function guardedLookup(policy: AddressPolicy): LookupFunction {
   };
   return guarded as LookupFunction;
 }
+
+/**
+ * A host that is internal by its name alone: `localhost` names and literal internal addresses. Other names are
+ * judged when they resolve, at connect time.
+ */
+export function isInternalHostName(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  return isIP(host) !== 0 && isPrivateAddress(host);
+}

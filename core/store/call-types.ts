@@ -181,6 +181,8 @@ export interface EventRecord {
   lastStatus: number | null;
   lastError: string | null;
   deliveredAt: number | null;
+  /** Set on a post_call tool delivery: which tool to render the target of (see core/tools/post-call.ts). */
+  toolTarget: string | null;
 }
 
 export interface NewEvent {
@@ -191,6 +193,7 @@ export interface NewEvent {
   createdAt: number;
   body: string;
   webhookUrl: string | null;
+  toolTarget?: string;
 }
 
 /** How one attempt went: delivered, or failed with the time of the next attempt (null: dead letter). */

@@ -170,6 +170,30 @@ export interface EventsTable {
   last_status: number | null;
   last_error: string | null;
   delivered_at: number | null;
+  /** JSON `{agent_id, revision, tool}` of a post_call tool delivery; null for webhook events. */
+  tool_target?: string | null;
+}
+
+export interface ToolSecretsTable {
+  workspace_id: string;
+  name: string;
+  /** The AES-256-GCM envelope of the value; the clear value is never stored. */
+  sealed: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CallToolRunsTable {
+  /** Internal time-ordered row id. */
+  id: string;
+  workspace_id: string;
+  call_id: string;
+  name: string;
+  phase: string;
+  status: string;
+  http_status: number | null;
+  started_at: number;
+  duration_ms: number;
 }
 
 export interface Database {
@@ -185,4 +209,6 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   calls: CallsTable;
   events: EventsTable;
+  tool_secrets: ToolSecretsTable;
+  call_tool_runs: CallToolRunsTable;
 }

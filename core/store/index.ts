@@ -11,6 +11,8 @@ import { CallStore } from './repos/calls.ts';
 import { EventStore } from './repos/events.ts';
 import { IdempotencyStore } from './repos/idempotency.ts';
 import { SecretStore } from './repos/secrets.ts';
+import { ToolRunStore } from './repos/tool-runs.ts';
+import { ToolSecretStore } from './repos/tool-secrets.ts';
 import { WorkspaceStore } from './repos/workspaces.ts';
 import { Scope } from './scope.ts';
 import type { Repositories, Store } from './types.ts';
@@ -40,6 +42,8 @@ function repositories(scope: Scope): Repositories {
     idempotency: new IdempotencyStore(scope),
     calls: new CallStore(scope),
     events: new EventStore(scope),
+    toolSecrets: new ToolSecretStore(scope),
+    toolRuns: new ToolRunStore(scope),
   };
 }
 
@@ -52,6 +56,8 @@ class SqlStore implements Store {
   readonly idempotency: Repositories['idempotency'];
   readonly calls: Repositories['calls'];
   readonly events: Repositories['events'];
+  readonly toolSecrets: Repositories['toolSecrets'];
+  readonly toolRuns: Repositories['toolRuns'];
 
   constructor(
     private readonly scope: Scope,
@@ -66,6 +72,8 @@ class SqlStore implements Store {
     this.idempotency = repos.idempotency;
     this.calls = repos.calls;
     this.events = repos.events;
+    this.toolSecrets = repos.toolSecrets;
+    this.toolRuns = repos.toolRuns;
   }
 
   get dialect(): DialectName {

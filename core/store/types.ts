@@ -4,9 +4,11 @@
  * Times are epoch milliseconds; money is integer paise.
  */
 import type { CallRepo, EventRepo } from './call-types.ts';
+import type { ToolRunRepo, ToolSecretRepo } from './tool-types.ts';
 import type { JsonObject, Page } from './values.ts';
 
 export * from './call-types.ts';
+export * from './tool-types.ts';
 
 export type { JsonObject, Page } from './values.ts';
 export type WorkspaceMode = 'sandbox' | 'production';
@@ -270,6 +272,8 @@ export interface Repositories {
   readonly idempotency: IdempotencyRepo;
   readonly calls: CallRepo;
   readonly events: EventRepo;
+  readonly toolSecrets: ToolSecretRepo;
+  readonly toolRuns: ToolRunRepo;
 }
 
 export interface Store extends Repositories {

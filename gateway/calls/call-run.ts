@@ -163,6 +163,14 @@ export class CallRun {
           language: agent.voice.language,
         }),
     });
+    const onCall = agent.tools.filter((t) => t.phase === 'on_call').map((t) => t.name);
+    if (onCall.length > 0) {
+      // pre_call and post_call tools run whatever the dialog engine; on_call tools are not offered to it yet.
+      ctx.logger.info(
+        { tools: onCall },
+        'on_call tools are not offered to the dialog engine on this deployment',
+      );
+    }
     const run = new CallRun(deps, ctx, call, agent, session, recordingFile);
     session.start();
     return run;

@@ -128,7 +128,6 @@ for (const backend of await backends()) {
         [{ name: 'a', voicemail: { action: 'leave_message' } }, /^voicemail\.message/],
         [{ name: 'a', background_sound: { sound: 'cafe' } }, /^background_sound\.sound must be one of "off"/],
         [{ name: 'a', secondary_languages: ['hi-IN', 3] }, /^secondary_languages\[1\]/],
-        [{ name: 'a', tools: [{ name: 'x' }] }, /^tools\[0\]\.phase/],
         [{ name: 'a', colour: 'blue' }, /^colour: unknown field/],
         [{ name: 'a', voice: { voice_id: 'local-en-male', pitch: 2 } }, /^voice\.pitch: unknown field/],
       ];
@@ -450,7 +449,14 @@ for (const backend of await backends()) {
     test('flows: save, read, validate with every problem listed, and clear', async () => {
       const a = await create({
         name: 'Flowy',
-        tools: [{ name: 'lookup_order', phase: 'on_call', url: 'https://example.com' }],
+        tools: [
+          {
+            name: 'lookup_order',
+            phase: 'on_call',
+            description: 'Look an order up',
+            request: { url: 'https://example.com' },
+          },
+        ],
       });
       const saved = await api<Agent>('PUT', `/v2/agents/${a.id}/flow`, { body: flow });
       assert.equal(saved.status, 200, saved.text);
@@ -533,8 +539,8 @@ for (const backend of await backends()) {
         body: {
           name: 't',
           tools: [
-            { name: 'a', phase: 'on_call' },
-            { name: 'a', phase: 'post_call' },
+            { name: 'a', phase: 'pre_call', request: { url: 'https://example.com' } },
+            { name: 'a', phase: 'post_call', request: { url: 'https://example.com' } },
           ],
         },
       });

@@ -17,6 +17,7 @@ import { announceThrough } from '../../../core/events/announce.ts';
 import { isId } from '../../../core/ids.ts';
 import { isPrivateAddress } from '../../../core/net/address-policy.ts';
 import type { CallRecord, Store } from '../../../core/store/types.ts';
+import { toolCallsOf } from '../../../core/tools/tool-calls.ts';
 import {
   freshResponse,
   IDEMPOTENCY_HEADER,
@@ -37,6 +38,7 @@ import {
   createdCallSchema,
   type ListCallsQuery,
   listCallsQuery,
+  toolCallsSchema,
   transcriptSchema,
 } from '../../schemas/call.ts';
 import { idParams } from '../../schemas/common.ts';
@@ -192,8 +194,10 @@ class CallHandlers {
     return listBody(page.items.map(callObject), page.hasMore, (c) => c.id);
   };
 
-  readonly get = async ({ auth, params }: WithCallId) =>
-    callObject(await this.callOf(auth.workspaceId, params.id));
+  readonly get = async ({ auth, params }: WithCallId) => ({
+    ...callObject(await this.callOf(auth.workspaceId, params.id)),
+    tool_calls: await toolCallsOf(this.deps.store, auth.workspaceId, params.id),
+  });
 
   /** Ends the call `aborted` and, when it was ringing or live, tells its carrier or gateway to hang up. */
   readonly abort = async ({ auth, params }: WithCallId) => {
@@ -300,10 +304,12 @@ function callRoutes(handlers: CallHandlers): RouteDefinition[] {
       method: 'GET',
       url: '/calls/:id',
       operationId: 'getCall',
-      summary: 'Read a call (the same object webhook events carry)',
+      summary: 'Read a call (the object webhook events carry, plus the tool runs of its agent as tool_calls)',
       tag,
       params,
-      responses: { 200: { description: 'The call', schema: callSchema } },
+      responses: {
+        200: { description: 'The call', schema: callSchema.extend({ tool_calls: toolCallsSchema }) },
+      },
       errors: ['not_found'],
       handler: handlers.get,
     }),

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AgentService } from '../../../core/agents/service.ts';
+import { SecretCipher } from '../../../core/secrets/cipher.ts';
+import { SecretService } from '../../../core/secrets/service.ts';
 import type { ApiDeps } from '../../app.ts';
 import type { RouteRegistry } from '../../http/route.ts';
 import { registerBearerAuth } from '../../plugins/auth.ts';
@@ -10,6 +12,7 @@ import { registerCallRoutes } from './calls.ts';
 import { registerLiveCallRoutes } from './live-calls.ts';
 import { registerNotLiveRoutes } from './not-live.ts';
 import { registerAgentRevisionRoutes } from './revisions.ts';
+import { registerSecretRoutes } from './secrets.ts';
 import { registerVoiceRoutes } from './voices.ts';
 import { registerWalletRoutes } from './wallet.ts';
 
@@ -30,8 +33,13 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
         ratePerSec: deps.config.apiRatePerSec,
         burst: deps.config.apiRateBurst,
       });
-      const agents = new AgentService(deps.store, deps.voices);
+      const secrets = new SecretService(deps.store, new SecretCipher(deps.secretKey));
+      const agents = new AgentService(deps.store, deps.voices, async (workspaceId) => ({
+        secrets: await secrets.names(workspaceId),
+        allowPrivate: deps.config.allowPrivateWebhooks,
+      }));
       registerAgentRoutes(v2, registry, agents);
+      registerSecretRoutes(v2, registry, secrets);
       registerAgentRevisionRoutes(v2, registry, agents);
       registerVoiceRoutes(v2, registry, deps.voices);
       registerWalletRoutes(v2, registry, deps.store);

@@ -2,6 +2,7 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'k
 import type { Database } from '../db.ts';
 import * as foundation from './0001_foundation.ts';
 import * as callsEvents from './0002_calls_events.ts';
+import * as toolsSecrets from './0003_tools_secrets.ts';
 
 /**
  * Every migration, in order, listed statically (no folder scan: the list is what ships). Append new ones with
@@ -10,6 +11,7 @@ import * as callsEvents from './0002_calls_events.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_calls_events': callsEvents,
+  '0003_tools_secrets': toolsSecrets,
 };
 
 const provider: MigrationProvider = {

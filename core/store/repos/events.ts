@@ -21,6 +21,7 @@ function toEvent(row: EventsTable): EventRecord {
     lastStatus: row.last_status,
     lastError: row.last_error,
     deliveredAt: row.delivered_at,
+    toolTarget: row.tool_target ?? null,
   };
 }
 
@@ -52,6 +53,7 @@ export class EventStore implements EventRepo {
       last_status: null,
       last_error: null,
       delivered_at: null,
+      ...(event.toolTarget !== undefined ? { tool_target: event.toolTarget } : {}),
     };
     await this.scope.db.insertInto('events').values(row).execute();
     return toEvent(row);

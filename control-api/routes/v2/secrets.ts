@@ -1,0 +1,147 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { isoTime } from '../../../core/clock.ts';
+import { ApiError } from '../../../core/errors.ts';
+import {
+  SECRET_LIMITS,
+  SECRET_NAME,
+  type SecretInfo,
+  type SecretService,
+} from '../../../core/secrets/service.ts';
+import { listBody, listEnvelope, pageCursor, pageLimit } from '../../http/pagination.ts';
+import { defineRoute, type RouteRegistry } from '../../http/route.ts';
+import { timestamp } from '../../schemas/common.ts';
+
+const secretName = z
+  .string()
+  .regex(SECRET_NAME, 'must match ^[a-z][a-z0-9_]{0,63}$ (lowercase letters, digits and _)')
+  .describe('What tool templates call it: {{ secrets.<name> }}');
+const secretValue = z
+  .string()
+  .min(1)
+  .max(SECRET_LIMITS.valueBytes)
+  .describe(`The value (at most ${SECRET_LIMITS.valueBytes} bytes); stored encrypted, never returned`);
+
+const secretSchema = z.object({
+  object: z.literal('secret'),
+  name: z.string(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+const nameParams = z.object({ name: secretName });
+
+const secretBody = (s: SecretInfo) => ({
+  object: 'secret' as const,
+  name: s.name,
+  created_at: isoTime(s.createdAt),
+  updated_at: isoTime(s.updatedAt),
+});
+
+/** The name a list page continues after, from `starting_after` or an opaque `cursor`. */
+function afterOf(query: {
+  starting_after?: string | undefined;
+  cursor?: string | undefined;
+}): string | undefined {
+  if (query.starting_after && query.cursor) {
+    throw new ApiError('invalid_request', 'cursor: send either cursor or starting_after, not both');
+  }
+  if (query.starting_after) return query.starting_after;
+  if (!query.cursor) return undefined;
+  try {
+    const after = (JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8')) as { after?: unknown })
+      .after;
+    if (typeof after === 'string' && SECRET_NAME.test(after)) return after;
+  } catch {
+    // falls through
+  }
+  throw new ApiError('invalid_request', 'cursor: is not a next_cursor of this list');
+}
+
+/** `/v2/secrets`: credentials for tool templates. Values go in and never come back out. */
+export function registerSecretRoutes(
+  app: FastifyInstance,
+  registry: RouteRegistry,
+  secrets: SecretService,
+): void {
+  const tag = 'Secrets';
+
+  defineRoute(app, registry, {
+    method: 'POST',
+    url: '/v2/secrets',
+    operationId: 'createSecret',
+    summary: `Store a secret for tool templates (at most ${SECRET_LIMITS.perWorkspace} a workspace); 409 when the name exists`,
+    tag,
+    body: z.object({ name: secretName, value: secretValue }).strict(),
+    responses: { 201: { description: 'The secret, without its value', schema: secretSchema } },
+    errors: ['invalid_request', 'conflict'],
+    handler: async ({ auth, body, reply }) => {
+      reply.code(201);
+      return secretBody(await secrets.create(auth.workspaceId, body.name, body.value));
+    },
+  });
+
+  defineRoute(app, registry, {
+    method: 'GET',
+    url: '/v2/secrets',
+    operationId: 'listSecrets',
+    summary: 'List secrets by name (names and times only; cursor-paginated)',
+    tag,
+    query: z
+      .object({ limit: pageLimit, starting_after: secretName.optional(), cursor: pageCursor.optional() })
+      .strict(),
+    responses: { 200: { description: 'A page of secrets', schema: listEnvelope(secretSchema) } },
+    errors: ['invalid_request'],
+    handler: async ({ auth, query }) => {
+      const after = afterOf(query);
+      const page = await secrets.list(auth.workspaceId, { limit: query.limit, ...(after ? { after } : {}) });
+      return listBody(page.items.map(secretBody), page.hasMore, (s) => s.name);
+    },
+  });
+
+  defineRoute(app, registry, {
+    method: 'GET',
+    url: '/v2/secrets/:name',
+    operationId: 'getSecret',
+    summary: 'Read a secret (name and times, never the value)',
+    tag,
+    params: nameParams,
+    responses: { 200: { description: 'The secret', schema: secretSchema } },
+    errors: ['invalid_request', 'not_found'],
+    handler: async ({ auth, params }) => secretBody(await secrets.get(auth.workspaceId, params.name)),
+  });
+
+  defineRoute(app, registry, {
+    method: 'PUT',
+    url: '/v2/secrets/:name',
+    operationId: 'replaceSecret',
+    summary: "Replace a secret's value; tools use the new value from their next run",
+    tag,
+    params: nameParams,
+    body: z.object({ value: secretValue }).strict(),
+    responses: { 200: { description: 'The secret, without its value', schema: secretSchema } },
+    errors: ['invalid_request', 'not_found'],
+    handler: async ({ auth, params, body }) =>
+      secretBody(await secrets.replace(auth.workspaceId, params.name, body.value)),
+  });
+
+  defineRoute(app, registry, {
+    method: 'DELETE',
+    url: '/v2/secrets/:name',
+    operationId: 'deleteSecret',
+    summary: 'Delete a secret; 409 conflict (naming the agents) while a tool of a live agent uses it',
+    tag,
+    params: nameParams,
+    responses: {
+      200: {
+        description: 'Deleted',
+        schema: z.object({ name: z.string(), object: z.literal('secret'), deleted: z.literal(true) }),
+      },
+    },
+    errors: ['invalid_request', 'not_found', 'conflict'],
+    handler: async ({ auth, params }) => {
+      await secrets.remove(auth.workspaceId, params.name);
+      return { name: params.name, object: 'secret' as const, deleted: true as const };
+    },
+  });
+}
