@@ -41,6 +41,7 @@ import {
   summariseAdmissions,
   summariseConversations,
 } from './calls/summaries.ts';
+import { measureCallFloors } from './pipeline-floors.ts';
 import { Cleanups } from './support/cleanups.ts';
 import { loadAverage } from './support/proc-stat.ts';
 
@@ -51,6 +52,9 @@ function log(line: string): void {
 }
 
 const cleanups = new Cleanups(log);
+
+/** Silero batches the windows of all live streams at once; beyond this the floor's batch size barely matters. */
+const SILERO_FLOOR_MAX_BATCH = 32;
 
 /** A hard bound on the whole benchmark: every start, window, deadline and stop with slack. */
 function budgetMs(options: BenchOptions): number {
@@ -93,7 +97,11 @@ async function benchConversations(options: BenchOptions): Promise<ConversationSu
         `load average ${loadAverage()}`,
     );
   }
-  return summariseConversations(runs);
+  const summary = summariseConversations(runs);
+  if (!options.cpuParts) return summary;
+  log('conversations: measuring the floors (Silero inference alone, resampling alone) in this process');
+  // As many streams batched as calls were live at once, within what the VAD batches.
+  return { ...summary, floors: await measureCallFloors(Math.min(summary.livePeak, SILERO_FLOOR_MAX_BATCH)) };
 }
 
 async function main(): Promise<number> {

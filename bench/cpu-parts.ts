@@ -4,6 +4,11 @@
  * the STT provider's parsing called from a socket event is the STT feed's); samples in none go to `rest`.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The checkout's root as profiles name it: rules match paths below it, whatever the checkout is called. */
+const ROOT_URL = `file://${path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')}/`;
 
 export const CALL_PARTS = [
   'gateway_transport',
@@ -70,8 +75,9 @@ export interface CallParts {
 
 function partOfFrame(node: ProfileNode): CallPart | undefined {
   if (node.callFrame.functionName === '(garbage collector)') return 'gc';
-  const url = node.callFrame.url;
-  if (url === '') return undefined;
+  const raw = node.callFrame.url;
+  if (raw === '') return undefined;
+  const url = raw.startsWith(ROOT_URL) ? `/${raw.slice(ROOT_URL.length)}` : raw;
   for (const [part, places] of RULES) if (places.some((p) => url.includes(p))) return part;
   return undefined;
 }

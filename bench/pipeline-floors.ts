@@ -79,3 +79,49 @@ export async function measureFloors(vad: SileroVad, meanBatch: number): Promise<
     resampleUsPerFrame: resampleUsPerFrame(),
   };
 }
+
+/** The floors for a whole call (bench:calls), per second of call, measured in the benchmark's own process. */
+export interface CallFloors {
+  /** Silero inference alone at `sileroBatch` streams batched, per window. */
+  sileroUsPerWindow: number;
+  sileroBatch: number;
+  /** The gateway's 8 -> 16 kHz of a 20 ms inbound frame and 16 -> 8 kHz of a 20 ms outbound one. */
+  telephonyResampleUsPerFramePair: number;
+  /** The TTS provider's 24 -> 16 kHz per 20 ms frame of agent audio. */
+  ttsResampleUsPerFrame: number;
+}
+
+function telephonyResampleUsPerFramePair(): number {
+  const up = new Resampler(8000, CANONICAL_RATE);
+  const down = new Resampler(CANONICAL_RATE, 8000);
+  const narrow = voiced(160, 8000);
+  const wide = new Int16Array(320);
+  const back = new Int16Array(160);
+  const frames = 5000;
+  const run = (): number => {
+    const start = cpuUs();
+    for (let i = 0; i < frames; i++) {
+      up.processInto(narrow, wide);
+      down.processInto(wide, back);
+    }
+    return (cpuUs() - start) / frames;
+  };
+  for (let i = 0; i < 5; i++) run();
+  return median(Array.from({ length: RUNS }, run));
+}
+
+export async function measureCallFloors(sileroBatch: number): Promise<CallFloors> {
+  const { SileroVad } = await import('../engines/vad/providers/silero.ts');
+  const vad = await SileroVad.load();
+  try {
+    const batch = Math.max(1, Math.round(sileroBatch));
+    return {
+      sileroUsPerWindow: await sileroUsPerWindow(vad, batch),
+      sileroBatch: batch,
+      telephonyResampleUsPerFramePair: telephonyResampleUsPerFramePair(),
+      ttsResampleUsPerFrame: resampleUsPerFrame(),
+    };
+  } finally {
+    await SileroVad.releaseAll();
+  }
+}

@@ -1,4 +1,5 @@
 import { CALL_PARTS, type CallPart } from '../cpu-parts.ts';
+import type { CallFloors } from '../pipeline-floors.ts';
 import type { BenchOptions } from './options.ts';
 import { fixed, median, rounded } from './stats.ts';
 import type { AdmissionSummary, ConversationSummary } from './summaries.ts';
@@ -112,8 +113,25 @@ function partsLine(s: ConversationSummary): string[] {
     (p) =>
       `${PART_LABELS[p]} ${fixed(parts[p] ?? Number.NaN, 2)} (${fixed((100 * (parts[p] ?? 0)) / total, 0)}%)`,
   );
-  return [`  by part, ms per call-second (from a CPU profile of the window): ${each.join(', ')}`];
+  const lines = [`  by part, ms per call-second (from a CPU profile of the window): ${each.join(', ')}`];
+  const floors = s.floors;
+  if (floors) {
+    lines.push(
+      `  floors, same run    Silero inference alone ${fixed(floors.sileroUsPerWindow, 0)} µs per window at ` +
+        `${floors.sileroBatch} batched = ${fixed(sileroFloorMs(floors), 2)} ms per call-second were every window ` +
+        `run (VAD part ${fixed(parts.vad ?? Number.NaN, 2)}; its silence gate skips some); resampling alone ` +
+        `${fixed(floors.telephonyResampleUsPerFramePair, 1)} µs per 8k<->16k frame pair = ` +
+        `${fixed(telephonyFloorMs(floors), 2)} ms per call-second, plus ${fixed(floors.ttsResampleUsPerFrame, 1)} µs ` +
+        `per 20 ms of agent speech at 24k->16k (resampling part ${fixed(parts.resampling ?? Number.NaN, 2)})`,
+    );
+  }
+  return lines;
 }
+
+/** Silero windows are 32 ms: 31.25 a second. */
+const sileroFloorMs = (f: CallFloors) => (f.sileroUsPerWindow * 31.25) / 1000;
+/** 50 frame pairs a second. */
+const telephonyFloorMs = (f: CallFloors) => (f.telephonyResampleUsPerFramePair * 50) / 1000;
 
 export interface MachineLoad {
   cpus: number;
@@ -139,6 +157,9 @@ export function jsonLine(
     overhead_p95_ms: n(c?.overheadP95Ms, 1),
     cpu_ms_per_call_second: n(c?.cpuMsPerCallSecond, 1),
     calls_per_core: n(c?.callsPerCore, 0),
+    silero_floor_ms_per_call_second: c?.floors ? rounded(sileroFloorMs(c.floors), 2) : null,
+    telephony_resampling_floor_ms_per_call_second: c?.floors ? rounded(telephonyFloorMs(c.floors), 2) : null,
+    tts_resampling_floor_us_per_frame: c?.floors ? rounded(c.floors.ttsResampleUsPerFrame, 1) : null,
     parts_ms_per_call_second: c
       ? Object.fromEntries(Object.entries(c.partsMsPerCallSecond).map(([k, v]) => [k, rounded(v, 2)]))
       : null,

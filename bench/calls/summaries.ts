@@ -1,4 +1,5 @@
 import { CALL_PARTS, type CallPart } from '../cpu-parts.ts';
+import type { CallFloors } from '../pipeline-floors.ts';
 import type { AdmissionRun } from './admissions.ts';
 import type { ConversationMode } from './conversation-platform.ts';
 import type { ConversationRun } from './conversations.ts';
@@ -77,6 +78,8 @@ export interface ConversationSummary {
   callsPerCore: number;
   /** cpuMsPerCallSecond split by part (each part's share of the profiled window); empty without profiles. */
   partsMsPerCallSecond: Partial<Record<CallPart, number>>;
+  /** Measured in the benchmark's process after the runs (bench/pipeline-floors.ts). */
+  floors?: CallFloors;
 }
 
 function partsPerCallSecond(runs: ConversationRun[]): Partial<Record<CallPart, number>> {
