@@ -9,7 +9,7 @@ import {
   type SecretService,
 } from '../../../core/secrets/service.ts';
 import { listBody, listEnvelope, pageCursor, pageLimit } from '../../http/pagination.ts';
-import { defineRoute, type RouteRegistry } from '../../http/route.ts';
+import { type RouteDefinition, type RouteRegistry, registerRoutes, route } from '../../http/route.ts';
 import { timestamp } from '../../schemas/common.ts';
 
 const secretName = z
@@ -58,17 +58,27 @@ function afterOf(query: {
   throw new ApiError('invalid_request', 'cursor: is not a next_cursor of this list');
 }
 
+const tag = 'Secrets';
+
 /** `/v2/secrets`: credentials for tool templates. Values go in and never come back out. */
 export function registerSecretRoutes(
   app: FastifyInstance,
   registry: RouteRegistry,
   secrets: SecretService,
 ): void {
-  const tag = 'Secrets';
+  registerRoutes(app, registry, [
+    createSecretRoute(secrets),
+    listSecretsRoute(secrets),
+    getSecretRoute(secrets),
+    replaceSecretRoute(secrets),
+    deleteSecretRoute(secrets),
+  ]);
+}
 
-  defineRoute(app, registry, {
+function createSecretRoute(secrets: SecretService): RouteDefinition {
+  return route({
     method: 'POST',
-    url: '/v2/secrets',
+    url: '/secrets',
     operationId: 'createSecret',
     summary: `Store a secret for tool templates (at most ${SECRET_LIMITS.perWorkspace} a workspace); 409 when the name exists`,
     tag,
@@ -80,10 +90,12 @@ export function registerSecretRoutes(
       return secretBody(await secrets.create(auth.workspaceId, body.name, body.value));
     },
   });
+}
 
-  defineRoute(app, registry, {
+function listSecretsRoute(secrets: SecretService): RouteDefinition {
+  return route({
     method: 'GET',
-    url: '/v2/secrets',
+    url: '/secrets',
     operationId: 'listSecrets',
     summary: 'List secrets by name (names and times only; cursor-paginated)',
     tag,
@@ -98,10 +110,12 @@ export function registerSecretRoutes(
       return listBody(page.items.map(secretBody), page.hasMore, (s) => s.name);
     },
   });
+}
 
-  defineRoute(app, registry, {
+function getSecretRoute(secrets: SecretService): RouteDefinition {
+  return route({
     method: 'GET',
-    url: '/v2/secrets/:name',
+    url: '/secrets/:name',
     operationId: 'getSecret',
     summary: 'Read a secret (name and times, never the value)',
     tag,
@@ -110,10 +124,12 @@ export function registerSecretRoutes(
     errors: ['invalid_request', 'not_found'],
     handler: async ({ auth, params }) => secretBody(await secrets.get(auth.workspaceId, params.name)),
   });
+}
 
-  defineRoute(app, registry, {
+function replaceSecretRoute(secrets: SecretService): RouteDefinition {
+  return route({
     method: 'PUT',
-    url: '/v2/secrets/:name',
+    url: '/secrets/:name',
     operationId: 'replaceSecret',
     summary: "Replace a secret's value; tools use the new value from their next run",
     tag,
@@ -124,10 +140,12 @@ export function registerSecretRoutes(
     handler: async ({ auth, params, body }) =>
       secretBody(await secrets.replace(auth.workspaceId, params.name, body.value)),
   });
+}
 
-  defineRoute(app, registry, {
+function deleteSecretRoute(secrets: SecretService): RouteDefinition {
+  return route({
     method: 'DELETE',
-    url: '/v2/secrets/:name',
+    url: '/secrets/:name',
     operationId: 'deleteSecret',
     summary: 'Delete a secret; 409 conflict (naming the agents) while a tool of a live agent uses it',
     tag,
