@@ -139,7 +139,7 @@ describe('fuzzing every route', () => {
     );
   });
 
-  test('raw HTTP of any shape is answered in the envelope whenever it is refused', async () => {
+  test('raw HTTP of any shape is answered in the envelope whenever it is refused (a path no product serves: a plain 404)', async () => {
     const fragment = fc.oneof(
       fc.constantFrom(
         'GET',
@@ -179,7 +179,8 @@ describe('fuzzing every route', () => {
       fc.asyncProperty(fc.array(fragment, { maxLength: 12 }), fc.boolean(), async (parts, crlf) => {
         const text = parts.join(crlf ? '\r\n' : ' ');
         for (const response of await exchange(p.url, `${text}\r\n\r\n`, { end: true })) {
-          if (response.status >= 400)
+          const outsideEveryProduct = response.status === 404 && response.text === 'not found';
+          if (response.status >= 400 && !outsideEveryProduct)
             assert.ok(isEnvelope(response.body), `${JSON.stringify(text)} -> ${response.text}`);
         }
       }),

@@ -136,7 +136,10 @@ for (const backend of await backends()) {
         headers: { 'content-type': 'application/json' },
       });
       assert.equal(shallow.status, 400);
-      assert.match((shallow.body.error as { message: string }).message, /^tools/, 'parsed, then validated');
+      // Parsed, then validated: the tools' own check names the path.
+      assert.equal(shallow.body.error, 'invalid_tools', JSON.stringify(shallow.body));
+      const details = shallow.body.details as { path: string }[];
+      assert.match(details[0]!.path, /^tools/, 'parsed, then validated');
     });
 
     test('an empty body with a JSON Content-Type is no body: optional bodies accept it, required ones name it', async () => {
