@@ -3,6 +3,7 @@
  * scripted utterance is one stretch of voice, as a person says a short phrase), silence and noise bursts.
  */
 import { espeak, SAMPLE_RATE, silence } from '../../engines/stt/testing/speech.ts';
+import { meanAbs } from '../../engines/stt/testing/voice-windows.ts';
 import type { ConversationCase, Part } from './corpus.ts';
 
 const WINDOW = 320;
@@ -79,10 +80,4 @@ export function noise(kind: 'cough' | 'line', ms: number, seed: number): Int16Ar
     out[n] = Math.round(white * (kind === 'cough' ? 16000 : 6000) * envelope);
   }
   return out;
-}
-
-export function meanAbs(window: Int16Array): number {
-  let sum = 0;
-  for (const v of window) sum += Math.abs(v);
-  return sum / window.length;
 }

@@ -17,9 +17,8 @@ import {
   utteranceEndMessage,
 } from '../../engines/stt/testing/fake-deepgram-messages.ts';
 import type { FakeDeepgramRecognizer } from '../../engines/stt/testing/fake-deepgram-server.ts';
-import { meanAbs } from './render.ts';
+import { VoiceWindows } from '../../engines/stt/testing/voice-windows.ts';
 
-const WINDOW_SAMPLES = 320;
 const WINDOW_MS = 20;
 /** Mean absolute amplitude of a window heard as voice (about -40 dBFS). */
 const VOICE_LEVEL = 300;
@@ -47,9 +46,8 @@ interface Open {
 export class ScriptedRecognizer implements FakeDeepgramRecognizer {
   readonly #endpointingMs: number;
   readonly #utteranceEndMs: number;
-  readonly #window = new Int16Array(WINDOW_SAMPLES);
+  readonly #voice = new VoiceWindows(VOICE_LEVEL);
   #script: ScriptedUtterance[] = [];
-  #filled = 0;
   #windows = 0;
   #open: Open | null = null;
   #awaitingUtteranceEndMs: number | null = null;
@@ -70,17 +68,7 @@ export class ScriptedRecognizer implements FakeDeepgramRecognizer {
 
   audio(samples: Int16Array): Message[] {
     const out: Message[] = [];
-    let at = 0;
-    while (at < samples.length) {
-      const take = Math.min(samples.length - at, WINDOW_SAMPLES - this.#filled);
-      this.#window.set(samples.subarray(at, at + take), this.#filled);
-      this.#filled += take;
-      at += take;
-      if (this.#filled === WINDOW_SAMPLES) {
-        this.#filled = 0;
-        this.#judge(meanAbs(this.#window) >= VOICE_LEVEL, out);
-      }
-    }
+    for (const voiced of this.#voice.push(samples)) this.#judge(voiced, out);
     return out;
   }
 

@@ -7,8 +7,8 @@
  * (`from_finalize`); `CloseStream` does too, without `speech_final`.
  */
 import { resultsMessage, speechStartedMessage, utteranceEndMessage } from './fake-deepgram-messages.ts';
+import { VoiceWindows } from './voice-windows.ts';
 
-const WINDOW_SAMPLES = 320;
 const WINDOW_S = 0.02;
 /** Mean absolute amplitude over a 20 ms window above which the fake hears speech (about -36 dBFS). */
 const SPEECH_LEVEL = 500;
@@ -21,8 +21,7 @@ export class FakeRecognizer {
   readonly #transcripts: readonly string[];
   readonly #endpointingS: number;
   readonly #utteranceEndS: number;
-  readonly #window = new Int16Array(WINDOW_SAMPLES);
-  #filled = 0;
+  readonly #voice = new VoiceWindows(SPEECH_LEVEL);
   #windows = 0;
   #next = 0;
   /** The utterance in progress: where it started, its last loud window, and what was sent of it. */
@@ -43,17 +42,7 @@ export class FakeRecognizer {
 
   audio(samples: Int16Array): Message[] {
     const out: Message[] = [];
-    let at = 0;
-    while (at < samples.length) {
-      const take = Math.min(samples.length - at, WINDOW_SAMPLES - this.#filled);
-      this.#window.set(samples.subarray(at, at + take), this.#filled);
-      this.#filled += take;
-      at += take;
-      if (this.#filled === WINDOW_SAMPLES) {
-        this.#filled = 0;
-        out.push(...this.#judge(meanAbs(this.#window) >= SPEECH_LEVEL));
-      }
-    }
+    for (const voiced of this.#voice.push(samples)) out.push(...this.#judge(voiced));
     return out;
   }
 
@@ -131,10 +120,4 @@ export class FakeRecognizer {
   #transcript(): string {
     return this.#transcripts[Math.min(this.#next, this.#transcripts.length - 1)] ?? '';
   }
-}
-
-function meanAbs(window: Int16Array): number {
-  let sum = 0;
-  for (const v of window) sum += Math.abs(v);
-  return sum / window.length;
 }
