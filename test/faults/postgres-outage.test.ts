@@ -188,8 +188,16 @@ describe('a PostgreSQL outage of a few seconds', { skip: !databaseUrl && 'DATABA
     const expected = placed.length * 2;
     const until = Date.now() + 30_000;
     while (receiver.processed.size < expected && Date.now() < until) await sleep(100);
+    // An attempt that reached the receiver while the database was away records itself when the database is
+    // back, at its next try (the record's retries back off to 2 s apart): wait for the records, not a fixed time.
+    const audited = () => auditWorkspace(databaseUrl as string, platform.databaseSchema as string, workspaceId);
+    let audit = await audited();
+    while (audit.eventStatuses.get('delivered') !== expected && Date.now() < until) {
+      await sleep(200);
+      audit = await audited();
+    }
     await sleep(1_000);
-    const audit = await auditWorkspace(databaseUrl as string, platform.databaseSchema as string, workspaceId);
+    audit = await audited();
     assert.deepEqual(brokenInvariants(audit, START_PAISE, receiver.requests), []);
     assert.equal(audit.eventStatuses.get('delivered'), expected, JSON.stringify([...audit.eventStatuses]));
     const deliveries = new Map<string, number>();
