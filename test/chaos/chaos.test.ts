@@ -51,6 +51,14 @@ function random(seed: number): () => number {
   };
 }
 
+/** The nodes that are not running (a restart that exited), with the end of their output, for a failure. */
+function stoppedNodes(topology: Topology): string {
+  return topology.nodes
+    .filter((node) => node.child.exitCode !== null || node.child.signalCode !== null)
+    .map((node) => `\n${node.name} is not running:\n${node.output.join('').slice(-2_000)}`)
+    .join('');
+}
+
 type Fault = 'redis-restart' | 'postgres-cut' | 'kill-worker' | 'kill-gateway';
 
 describe('chaos: kills and outages under live calls (separate processes, postgres, own redis)', {
@@ -205,7 +213,8 @@ describe('chaos: kills and outages under live calls (separate processes, postgre
         for (;;) {
           const response = await api<{ status: string }>('GET', `/v2/calls/${id}`);
           if (response.status === 200 && !LIVE.has(response.body.status)) break;
-          if (Date.now() > deadline) assert.fail(`call ${id} stayed ${response.body.status}`);
+          if (Date.now() > deadline)
+            assert.fail(`call ${id} stayed ${response.body.status}${stoppedNodes(topology)}`);
           await sleep(250);
         }
       }

@@ -5,7 +5,7 @@
  * load balancer in front of the gateways.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -108,8 +108,11 @@ function launch(name: string, roles: string, env: Record<string, string>): Node 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
+  // TOPOLOGY_LOG_DIR keeps every line of every node (one file per node name, at level info) for a post-mortem.
+  const logDir = process.env.TOPOLOGY_LOG_DIR;
   const keep = (chunk: Buffer) => {
     output.push(chunk.toString());
+    if (logDir) appendFileSync(path.join(logDir, `${name}.log`), chunk);
     if (output.length > 200) output.shift();
   };
   child.stdout?.on('data', keep);
@@ -139,7 +142,7 @@ export async function startTopology(
     REDIS_PREFIX: uniqueName('t'),
     SECRET_KEY: `test-secret-${uniqueName('s')}-0123456789abcdef0123456789`,
     PUBLIC_GATEWAY_URL: gatewayUrl,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: process.env.TOPOLOGY_LOG_DIR ? 'info' : 'warn',
     API_RATE_PER_SEC: '100000',
     API_RATE_BURST: '100000',
     BOOTSTRAP_BALANCE_INR: '0',
