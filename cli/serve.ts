@@ -27,6 +27,7 @@ import { startGatewayRole } from './roles/gateway.ts';
 import { type SharedParts, Teardown } from './roles/parts.ts';
 import { startWorkerRole } from './roles/worker.ts';
 import { resolveSecretKey } from './secret-key.ts';
+import { StartupWait } from './startup-wait.ts';
 import { openConfiguredStore } from './store.ts';
 
 /** How long a media stream that arrives while Redis is away waits to claim its one-time token. */
@@ -69,13 +70,21 @@ export async function startPlatform(
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
   await ensureServerPortsFree(config);
-  const store = await openConfiguredStore(config, clock);
+  const wait = new StartupWait({ waitMs: config.startupWaitMs, logger });
+  const store = await wait.step('open the store', () => openConfiguredStore(config, clock));
   const coord = openCoordinator(config, logger, clock);
   const teardown = new Teardown();
   try {
-    const bootstrapped = await bootstrap(config, store, coord, logger);
+    const bootstrapped = await wait.step('bootstrap', () => bootstrap(config, store, coord, logger));
     const parts = await buildSharedParts(config, { logger, clock, store, coord }, teardown);
-    const roles = await startRoles(parts, teardown, options.webhookCa);
+    // A role that failed halfway for want of Redis or PostgreSQL is stopped again before the next try.
+    const rolesTeardown = new Teardown();
+    const roles = await wait.step(
+      'start the roles',
+      () => startRoles(parts, rolesTeardown, options.webhookCa),
+      () => rolesTeardown.run({ ignoreErrors: true }),
+    );
+    teardown.add(() => rolesTeardown.run({ ignoreErrors: false }));
     return runningPlatform(parts, roles, teardown, bootstrapped);
   } catch (error) {
     // What did start stops again, so a node that cannot take its ports exits instead of half-running.
@@ -119,10 +128,8 @@ async function buildSharedParts(
   config: Config,
   base: Pick<SharedParts, 'logger' | 'clock' | 'store' | 'coord'>,
   teardown: Teardown,
-): Promise<SharedParts & { setLocalGatewayUrl(url: string): void }> {
+): Promise<PartsBeforeRoles> {
   const { logger, clock, store, coord } = base;
-  const metrics = new Registry();
-  collectDefaultMetrics({ register: metrics });
   const slots = new LiveCallSlots(coord, LIVE_CALLS_PER_WORKSPACE, config.liveCallLeaseMs);
   const secretKey = resolveSecretKey(config);
   const artifacts = new DiskCallArtifacts(path.join(config.dataDir, 'recordings'));
@@ -159,7 +166,6 @@ async function buildSharedParts(
   return {
     ...base,
     config,
-    metrics,
     artifacts,
     secretKey,
     postCallTools,
@@ -174,6 +180,9 @@ async function buildSharedParts(
   };
 }
 
+/** The shared parts but the metrics registry, which each try at starting the roles makes anew. */
+type PartsBeforeRoles = Omit<SharedParts, 'metrics'> & { setLocalGatewayUrl(url: string): void };
+
 interface StartedRoles {
   apiUrl: string | undefined;
   gatewayUrl: string | undefined;
@@ -183,12 +192,18 @@ interface StartedRoles {
   liveCalls: Record<string, DrainableCalls>;
 }
 
-/** Starts the configured roles in order: gateway (the others point at it), api, worker. */
+/**
+ * Starts the configured roles in order: gateway (the others point at it), api, worker. The roles register
+ * their metrics on a registry of this try's own, so a try that failed halfway leaves none behind.
+ */
 async function startRoles(
-  parts: SharedParts & { setLocalGatewayUrl(url: string): void },
+  base: PartsBeforeRoles,
   teardown: Teardown,
   webhookCa: string | undefined,
 ): Promise<StartedRoles> {
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  const parts = { ...base, metrics };
   const { roles } = parts.config;
   const started: StartedRoles = { apiUrl: undefined, gatewayUrl: undefined, stopTaking: [], liveCalls: {} };
   if (roles.includes('gateway') && parts.engines) {
@@ -208,7 +223,7 @@ async function startRoles(
 }
 
 function runningPlatform(
-  parts: SharedParts,
+  parts: PartsBeforeRoles,
   roles: StartedRoles,
   teardown: Teardown,
   bootstrapped: RunningPlatform['bootstrapped'],

@@ -63,6 +63,7 @@ const envSchema = z.object({
   GATEWAY_ALLOW_FALLBACK: flag.default(false),
   GATEWAY_REUSE_PORT: flag.default(false),
   SHUTDOWN_DRAIN_MS: nonNegativeInt.default(30_000),
+  STARTUP_WAIT_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
   SECRET_KEY: z.string().min(32).optional(),
   NODE_ID: z
     .string()
@@ -132,6 +133,11 @@ export interface Config {
   readonly gatewayReusePort: boolean;
   /** On SIGTERM/SIGINT, how long live calls may run on before they are ended as `node-shutdown`. */
   readonly shutdownDrainMs: number;
+  /**
+   * How long a starting node waits for PostgreSQL and Redis to answer (a node restarted during an outage of
+   * seconds) before it gives up and exits; 0: it exits at the first refusal.
+   */
+  readonly startupWaitMs: number;
   /** Server-side secret for signing (stream tokens, recording URLs); generated and kept in DATA_DIR when unset. */
   readonly secretKey: string | undefined;
   /** This process's name among the deployment's nodes, kept on the calls it runs; default host and pid. */
@@ -288,6 +294,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     gatewayAllowFallback: e.GATEWAY_ALLOW_FALLBACK,
     gatewayReusePort: e.GATEWAY_REUSE_PORT,
     shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
+    startupWaitMs: e.STARTUP_WAIT_MS,
     secretKey: e.SECRET_KEY,
     nodeId: e.NODE_ID ?? `${os.hostname()}-${process.pid}`,
     engines: Object.freeze({
