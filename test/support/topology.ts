@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { openConfiguredStore } from '../../cli/store.ts';
 import { loadConfig } from '../../core/config.ts';
 import type { Store } from '../../core/store/types.ts';
@@ -36,7 +37,7 @@ export interface Topology {
   schema: string;
   /** Kills a node at once (SIGKILL: no shutdown of any kind). */
   kill(name: string): Promise<void>;
-  /** Starts a killed node again, with its old settings. */
+  /** Starts a killed node again, with its old settings; resolves once it runs (a worker: once it dials). */
   restart(name: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -99,6 +100,34 @@ async function waitHealthy(url: string, node: Node, timeoutMs = 60_000): Promise
     }
     if (Date.now() > deadline) throw new Error(`${node.name} did not become healthy at ${url}`);
     await sleep(200);
+  }
+}
+
+/**
+ * A worker serves nothing to ask for its health; it is running once its dialer listens for admissions (the one
+ * subscriber of the channel they are announced on).
+ */
+async function waitDialerListening(redisUrl: string, prefix: string, node: Node, timeoutMs = 60_000) {
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  redis.on('error', () => {});
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      if (node.child.exitCode !== null) {
+        throw new Error(
+          `${node.name} exited (${node.child.exitCode}):\n${node.output.join('').slice(-2000)}`,
+        );
+      }
+      const listeners = await redis
+        .pubsub('NUMSUB', `${prefix}:chan:calls:queued`)
+        .then((reply) => Number((reply as [string, number])[1]))
+        .catch(() => 0);
+      if (listeners > 0) return;
+      if (Date.now() > deadline) throw new Error(`${node.name} did not start dialing`);
+      await sleep(200);
+    }
+  } finally {
+    redis.disconnect();
   }
 }
 
@@ -173,17 +202,19 @@ export async function startTopology(
   const store = await openConfiguredStore(
     loadConfig({ DATA_DIR: dataDir, DATABASE_URL: services.databaseUrl, DATABASE_SCHEMA: schema }),
   );
-  const health = new Map<string, string>();
+  const health = new Map(plan.map((step) => [step.name, step.health]));
+  const ready = (node: Node) => {
+    const url = health.get(node.name);
+    return url
+      ? waitHealthy(url, node)
+      : waitDialerListening(services.redisUrl, shared.REDIS_PREFIX as string, node);
+  };
   try {
-    // One at a time, API first, so each finds the schema the store above migrated and the nodes before it.
-    for (const step of plan) {
-      const node = launch(step.name, step.roles, step.env);
-      nodes.push(node);
-      health.set(step.name, step.health);
-      if (step.health) await waitHealthy(step.health, node);
-      else await sleep(1_500);
-      if (node.child.exitCode !== null) throw new Error(`${node.name} exited: ${node.output.join('')}`);
-    }
+    // All at once: the store above has migrated the schema, and no node needs another to start (the worker
+    // reaches the gateways through the balancer when it dials). Starting is mostly compiling and loading
+    // modules, so on a small machine this is much quicker than one after another.
+    for (const step of plan) nodes.push(launch(step.name, step.roles, step.env));
+    await Promise.all(nodes.map((node) => ready(node)));
   } catch (error) {
     for (const node of nodes) node.child.kill('SIGKILL');
     await balancer.close();
@@ -210,8 +241,7 @@ export async function startTopology(
       if (!old) throw new Error(`no node ${name}`);
       const node = launch(old.name, old.roles, old.env);
       nodes[index] = node;
-      const url = health.get(name);
-      if (url) await waitHealthy(url, node);
+      await ready(node);
     },
     async close() {
       await Promise.all(
