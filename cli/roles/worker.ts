@@ -1,6 +1,7 @@
 import { carrierChooser, carriersOf } from '../../core/calls/carrier-choice.ts';
 import { Dialer } from '../../core/calls/dialer.ts';
 import { CallRecovery } from '../../core/calls/recovery.ts';
+import { CoordinatorUnavailableError } from '../../core/coord/unavailable.ts';
 import { WebhookDispatcher } from '../../core/events/dispatcher.ts';
 import { SecretCipher } from '../../core/secrets/cipher.ts';
 import { SecretService } from '../../core/secrets/service.ts';
@@ -47,7 +48,7 @@ export async function startWorkerRole(
     carriers: carriersOf(carriers),
     carrierFor: carrierChooser(parts.store, carriers),
     whyNoCarrier: () => whyNoCarrier(parts),
-    reportError: (err) => parts.logger.error({ err }, 'dialer failed'),
+    reportError: unlessRedisAway((err) => parts.logger.error({ err }, 'dialer failed')),
     clock: parts.clock,
   });
   await dialer.start();
@@ -80,6 +81,7 @@ async function startDispatcher(parts: SharedParts, teardown: Teardown, webhookCa
     toolTargets: parts.postCallTools,
     extraCa: webhookCa,
     clock: parts.clock,
+    reportError: unlessRedisAway((err) => logger.error({ err }, 'webhook dispatcher failed')),
     onDeadLetter: (dead) =>
       logger.warn(
         {
@@ -95,6 +97,17 @@ async function startDispatcher(parts: SharedParts, teardown: Teardown, webhookCa
   });
   await dispatcher.start();
   teardown.add(() => dispatcher.stop());
+}
+
+/**
+ * A pass that failed for want of Redis is part of the coordinator's outage, which its connection logs once when
+ * it begins and once when it ends; the parts that retry every second or so meanwhile say nothing more.
+ */
+function unlessRedisAway(log: (err: unknown) => void): (err: unknown) => void {
+  return (err) => {
+    // Not every network error: PostgreSQL's are not the coordinator's, and nothing else reports those.
+    if (!(err instanceof CoordinatorUnavailableError)) log(err);
+  };
 }
 
 /** Runs the customer's tools (pre_call, before dialing), with the secrets of their workspace. */
@@ -127,7 +140,7 @@ async function startRecoverySweeps(parts: SharedParts, teardown: Teardown): Prom
         if (calls.length > 0)
           logger.warn({ calls }, 'recovery ended calls: unanswered, or their node stopped');
       },
-      (err: unknown) => logger.error({ err }, 'call recovery failed'),
+      unlessRedisAway((err) => logger.error({ err }, 'call recovery failed')),
     );
   await sweep();
   // Often enough to renew the slots of web calls waiting for their browser within a short lease.

@@ -87,7 +87,8 @@ async function startBalancer(ports: number[]): Promise<{ port: number; close(): 
   };
 }
 
-async function waitHealthy(url: string, node: Node, timeoutMs = 60_000): Promise<void> {
+/** A node starts in seconds; on a machine busy with other work, loading its modules alone may take a minute. */
+async function waitHealthy(url: string, node: Node, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (node.child.exitCode !== null) {
@@ -107,7 +108,7 @@ async function waitHealthy(url: string, node: Node, timeoutMs = 60_000): Promise
  * A worker serves nothing to ask for its health; it is running once its dialer listens for admissions (the one
  * subscriber of the channel they are announced on).
  */
-async function waitDialerListening(redisUrl: string, prefix: string, node: Node, timeoutMs = 60_000) {
+async function waitDialerListening(redisUrl: string, prefix: string, node: Node, timeoutMs = 120_000) {
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   redis.on('error', () => {});
   const deadline = Date.now() + timeoutMs;
