@@ -19,6 +19,8 @@ export interface WorkspacesTable {
   name: string;
   mode: WorkspaceMode;
   queued_events_enabled: number;
+  /** 0 when the operator turned campaigns (and the do-not-call list) off for the workspace. */
+  campaigns_enabled: number;
   created_at: number;
 }
 
@@ -196,6 +198,18 @@ export interface CallToolRunsTable {
   duration_ms: number;
 }
 
+export interface DncEntriesTable {
+  workspace_id: string;
+  /** E.164. */
+  number: string;
+  reason: string | null;
+  /** `api` or `opt_out`. */
+  source: string;
+  /** The call on which the caller opted out; null for numbers listed through the API. */
+  call_id: string | null;
+  created_at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -211,4 +225,5 @@ export interface Database {
   events: EventsTable;
   tool_secrets: ToolSecretsTable;
   call_tool_runs: CallToolRunsTable;
+  dnc_entries: DncEntriesTable;
 }

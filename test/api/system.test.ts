@@ -113,7 +113,7 @@ describe('contract, voices, health, metrics', () => {
     for (const [method, path] of [
       ['POST', '/v2/agents/flow/refine'],
       ['GET', '/v2/campaigns'],
-      ['POST', '/v2/dnc'],
+      ['POST', '/v2/speech'],
       ['DELETE', '/v2/phone-pools/ppl_01JAAAAAAAAAAAAAAAAAAAAAAA'],
     ] as const) {
       const r = await api(method, path, method === 'GET' || method === 'DELETE' ? {} : { body: {} });
