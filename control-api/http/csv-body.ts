@@ -1,5 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import { parse } from 'csv-parse/sync';
+import { pipeline, type Readable, Transform } from 'node:stream';
+import { parse } from 'csv-parse';
+import { parse as parseWhole } from 'csv-parse/sync';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors.ts';
 
@@ -28,7 +30,7 @@ export function isCsvRequest(request: FastifyRequest): boolean {
 export function parseCsv(raw: Buffer): string[][] {
   if (!isUtf8(raw)) throw new ApiError('invalid_request', 'body: is not valid UTF-8');
   try {
-    return parse(raw, { bom: true, skip_empty_lines: true, trim: true, relax_column_count: true });
+    return parseWhole(raw, { bom: true, skip_empty_lines: true, trim: true, relax_column_count: true });
   } catch (error) {
     const line = (error as { lines?: unknown }).lines;
     throw new ApiError(
@@ -47,4 +49,62 @@ export function csvColumn(rows: readonly string[][], names: readonly string[]): 
   const named = names.map((name) => header.indexOf(name)).find((index) => index >= 0);
   if (named !== undefined) return rows.slice(1).map((row) => row[named] ?? '');
   return rows.map((row) => row[0] ?? '');
+}
+
+/**
+ * Takes `text/csv` bodies on the routes of `app` as the request stream itself, for routes that read a large
+ * file row by row (`csvRowBatches`) instead of whole.
+ */
+export function registerStreamedCsvBodies(app: FastifyInstance): void {
+  app.addContentTypeParser('text/csv', (_request, payload, done) => done(null, payload));
+}
+
+/**
+ * The rows of a CSV stream in batches of `batchRows`, read as they arrive (memory bounded by the batch, not
+ * the file): the parsing rules of `parseCsv`; more than `maxBytes` is `413 body_too_large`, more than
+ * `maxRows` rows (the header counted) `400 invalid_request`.
+ */
+export async function* csvRowBatches(
+  source: Readable,
+  limits: { maxBytes: number; maxRows: number; batchRows: number },
+): AsyncGenerator<string[][]> {
+  let bytes = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      bytes += chunk.length;
+      if (bytes > limits.maxBytes) {
+        callback(
+          new ApiError(
+            'body_too_large',
+            `body: larger than the ${limits.maxBytes}-byte limit of a CSV upload`,
+          ),
+        );
+      } else callback(null, chunk);
+    },
+  });
+  const parser = parse({ bom: true, skip_empty_lines: true, trim: true, relax_column_count: true });
+  pipeline(source, counter, parser, () => {});
+  let batch: string[][] = [];
+  let rows = 0;
+  try {
+    for await (const row of parser as AsyncIterable<string[]>) {
+      if (++rows > limits.maxRows) {
+        throw new ApiError('invalid_request', `body: at most ${limits.maxRows - 1} rows after the header`);
+      }
+      batch.push(row);
+      if (batch.length >= limits.batchRows) {
+        yield batch;
+        batch = [];
+      }
+    }
+  } catch (error) {
+    source.destroy();
+    if (error instanceof ApiError) throw error;
+    const line = (error as { lines?: unknown }).lines;
+    throw new ApiError(
+      'invalid_request',
+      `body: malformed CSV${typeof line === 'number' ? ` near line ${line}` : ''}`,
+    );
+  }
+  if (batch.length > 0) yield batch;
 }

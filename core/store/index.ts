@@ -8,6 +8,7 @@ import { migrateToLatest } from './migrations/index.ts';
 import { AgentStore } from './repos/agents.ts';
 import { ApiKeyStore } from './repos/api-keys.ts';
 import { CallStore } from './repos/calls.ts';
+import { CampaignStore } from './repos/campaigns.ts';
 import { DncStore } from './repos/dnc.ts';
 import { EventStore } from './repos/events.ts';
 import { IdempotencyStore } from './repos/idempotency.ts';
@@ -46,6 +47,7 @@ function repositories(scope: Scope): Repositories {
     toolSecrets: new ToolSecretStore(scope),
     toolRuns: new ToolRunStore(scope),
     dnc: new DncStore(scope),
+    campaigns: new CampaignStore(scope),
   };
 }
 
@@ -61,6 +63,7 @@ class SqlStore implements Store {
   readonly toolSecrets: Repositories['toolSecrets'];
   readonly toolRuns: Repositories['toolRuns'];
   readonly dnc: Repositories['dnc'];
+  readonly campaigns: Repositories['campaigns'];
 
   constructor(
     private readonly scope: Scope,
@@ -78,6 +81,7 @@ class SqlStore implements Store {
     this.toolSecrets = repos.toolSecrets;
     this.toolRuns = repos.toolRuns;
     this.dnc = repos.dnc;
+    this.campaigns = repos.campaigns;
   }
 
   get dialect(): DialectName {

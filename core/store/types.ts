@@ -4,11 +4,13 @@
  * Times are epoch milliseconds; money is integer paise.
  */
 import type { CallRepo, EventRepo } from './call-types.ts';
+import type { CampaignRepo } from './campaign-types.ts';
 import type { DncRepo } from './dnc-types.ts';
 import type { ToolRunRepo, ToolSecretRepo } from './tool-types.ts';
 import type { JsonObject, Page } from './values.ts';
 
 export * from './call-types.ts';
+export * from './campaign-types.ts';
 export * from './dnc-types.ts';
 export * from './tool-types.ts';
 
@@ -280,6 +282,7 @@ export interface Repositories {
   readonly toolSecrets: ToolSecretRepo;
   readonly toolRuns: ToolRunRepo;
   readonly dnc: DncRepo;
+  readonly campaigns: CampaignRepo;
 }
 
 export interface Store extends Repositories {

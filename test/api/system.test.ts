@@ -112,7 +112,7 @@ describe('contract, voices, health, metrics', () => {
     const api = client(p.url, p.apiKey);
     for (const [method, path] of [
       ['POST', '/v2/agents/flow/refine'],
-      ['GET', '/v2/campaigns'],
+      ['GET', '/v2/transcriptions'],
       ['POST', '/v2/speech'],
       ['DELETE', '/v2/phone-pools/ppl_01JAAAAAAAAAAAAAAAAAAAAAAA'],
     ] as const) {

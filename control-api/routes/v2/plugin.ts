@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { AgentService } from '../../../core/agents/service.ts';
 import { DncList } from '../../../core/campaigns/dnc.ts';
+import { CampaignService } from '../../../core/campaigns/service.ts';
+import { announceThrough } from '../../../core/events/announce.ts';
 import { SecretCipher } from '../../../core/secrets/cipher.ts';
 import { SecretService } from '../../../core/secrets/service.ts';
 import type { ApiDeps } from '../../app.ts';
@@ -11,6 +13,7 @@ import { setEnvelopeErrorHandler, setEnvelopeNotFound } from '../../plugins/erro
 import { registerRateLimit } from '../../plugins/rate-limit.ts';
 import { registerAgentRoutes } from './agents.ts';
 import { registerCallRoutes } from './calls.ts';
+import { registerCampaignRoutes } from './campaigns.ts';
 import { registerDncRoutes } from './dnc.ts';
 import { registerLiveCallRoutes } from './live-calls.ts';
 import { registerNotLiveRoutes } from './not-live.ts';
@@ -50,6 +53,7 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
       registerCallRoutes(v2, registry, deps);
       registerLiveCallRoutes(v2, registry, deps);
       registerDncRoutes(v2, registry, new DncList(deps.store));
+      registerCampaignRoutes(v2, registry, new CampaignService(deps.store, announceThrough(deps.coord)));
       registerNotLiveRoutes(v2, registry);
     },
     { prefix: V2_PREFIX },
