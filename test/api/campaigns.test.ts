@@ -215,11 +215,6 @@ for (const backend of await backends()) {
       assert.equal(badHeader.status, 400);
       assert.match(badHeader.text, /First Name/);
       assert.equal((await api('POST', `/v2/campaigns/${id}/contacts`, csv('name\nA\n'))).status, 400);
-      assert.equal(
-        (await api('GET', `/v2/campaigns/${id}/contacts?status=pending&limit=100`)).body.data instanceof
-          Array,
-        true,
-      );
       const campaign = await api<Campaign>('GET', `/v2/campaigns/${id}`);
       assert.equal(campaign.body.progress.contacts.total, 2_502, 'nothing of the failed uploads was kept');
       assert.equal(campaign.body.progress.contacts.pending, 2_502);
