@@ -21,7 +21,7 @@ import type {
   MediaFormat,
   WireMessage,
 } from '../carriers/types.ts';
-import type { StreamEvent } from '../handler.ts';
+import type { StreamEvent } from '../media-handler.ts';
 
 /**
  * The browser web-call protocol at `/web/{call_id}?token=...`; `PROTOCOL.md` beside this file is its

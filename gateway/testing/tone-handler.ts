@@ -1,4 +1,4 @@
-import type { MediaHandler, MediaHandlerFactory, StreamContext } from '../handler.ts';
+import type { MediaHandler, MediaHandlerFactory, StreamContext } from '../media-handler.ts';
 
 /**
  * Plays a sine tone when the stream starts and marks its end (`tone-1`, `tone-2`, ...); once a tone's mark
