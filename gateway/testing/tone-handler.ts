@@ -1,3 +1,4 @@
+import { CANONICAL_RATE } from '../../codecs/index.ts';
 import type { MediaHandler, MediaHandlerFactory, StreamContext } from '../media-handler.ts';
 
 /**
@@ -24,14 +25,12 @@ export const DEFAULT_TONE = {
   level: 0.3,
 } as const satisfies ToneOptions;
 
-const RATE = 16_000;
-
 export function toneSamples(frequencyHz: number, durationMs: number, level: number): Int16Array {
-  const n = Math.round((RATE * durationMs) / 1000);
+  const n = Math.round((CANONICAL_RATE * durationMs) / 1000);
   const samples = new Int16Array(n);
   const amplitude = Math.round(32767 * Math.min(1, Math.max(0, level)));
   for (let i = 0; i < n; i++)
-    samples[i] = Math.round(amplitude * Math.sin((2 * Math.PI * frequencyHz * i) / RATE));
+    samples[i] = Math.round(amplitude * Math.sin((2 * Math.PI * frequencyHz * i) / CANONICAL_RATE));
   return samples;
 }
 
