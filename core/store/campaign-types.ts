@@ -15,7 +15,6 @@ export interface CampaignRecord {
   pauseReason: PauseReason | null;
   spentPaise: number;
   heldPaise: number;
-  nextWindowAt: number | null;
   createdAt: number;
   updatedAt: number;
 }

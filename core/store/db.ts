@@ -219,7 +219,6 @@ export interface CampaignsTable {
   pause_reason: string | null;
   spent_paise: number;
   held_paise: number;
-  next_window_at: number | null;
   created_at: number;
   updated_at: number;
   deleted_at: number | null;

@@ -53,7 +53,11 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
       registerCallRoutes(v2, registry, deps);
       registerLiveCallRoutes(v2, registry, deps);
       registerDncRoutes(v2, registry, new DncList(deps.store));
-      registerCampaignRoutes(v2, registry, new CampaignService(deps.store, announceThrough(deps.coord)));
+      registerCampaignRoutes(
+        v2,
+        registry,
+        new CampaignService(deps.store, announceThrough(deps.coord), deps.clock),
+      );
       registerNotLiveRoutes(v2, registry);
     },
     { prefix: V2_PREFIX },
