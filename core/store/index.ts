@@ -10,7 +10,10 @@ import { ApiKeyStore } from './repos/api-keys.ts';
 import { CallStore } from './repos/calls.ts';
 import { EventStore } from './repos/events.ts';
 import { IdempotencyStore } from './repos/idempotency.ts';
+import { PhoneNumberStore } from './repos/phone-numbers.ts';
+import { PhonePoolStore } from './repos/phone-pools.ts';
 import { SecretStore } from './repos/secrets.ts';
+import { TelephonyStore } from './repos/telephony.ts';
 import { ToolRunStore } from './repos/tool-runs.ts';
 import { ToolSecretStore } from './repos/tool-secrets.ts';
 import { WorkspaceStore } from './repos/workspaces.ts';
@@ -44,6 +47,9 @@ function repositories(scope: Scope): Repositories {
     events: new EventStore(scope),
     toolSecrets: new ToolSecretStore(scope),
     toolRuns: new ToolRunStore(scope),
+    phoneNumbers: new PhoneNumberStore(scope),
+    phonePools: new PhonePoolStore(scope),
+    telephony: new TelephonyStore(scope),
   };
 }
 
@@ -58,6 +64,9 @@ class SqlStore implements Store {
   readonly events: Repositories['events'];
   readonly toolSecrets: Repositories['toolSecrets'];
   readonly toolRuns: Repositories['toolRuns'];
+  readonly phoneNumbers: Repositories['phoneNumbers'];
+  readonly phonePools: Repositories['phonePools'];
+  readonly telephony: Repositories['telephony'];
 
   constructor(
     private readonly scope: Scope,
@@ -74,6 +83,9 @@ class SqlStore implements Store {
     this.events = repos.events;
     this.toolSecrets = repos.toolSecrets;
     this.toolRuns = repos.toolRuns;
+    this.phoneNumbers = repos.phoneNumbers;
+    this.phonePools = repos.phonePools;
+    this.telephony = repos.telephony;
   }
 
   get dialect(): DialectName {

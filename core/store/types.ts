@@ -4,10 +4,12 @@
  * Times are epoch milliseconds; money is integer paise.
  */
 import type { CallRepo, EventRepo } from './call-types.ts';
+import type { PhoneNumberRepo, PhonePoolRepo, TelephonyRepo } from './telephony-types.ts';
 import type { ToolRunRepo, ToolSecretRepo } from './tool-types.ts';
 import type { JsonObject, Page } from './values.ts';
 
 export * from './call-types.ts';
+export * from './telephony-types.ts';
 export * from './tool-types.ts';
 
 export type { JsonObject, Page } from './values.ts';
@@ -274,6 +276,9 @@ export interface Repositories {
   readonly events: EventRepo;
   readonly toolSecrets: ToolSecretRepo;
   readonly toolRuns: ToolRunRepo;
+  readonly phoneNumbers: PhoneNumberRepo;
+  readonly phonePools: PhonePoolRepo;
+  readonly telephony: TelephonyRepo;
 }
 
 export interface Store extends Repositories {

@@ -3,6 +3,7 @@ import type { Database } from '../db.ts';
 import * as foundation from './0001_foundation.ts';
 import * as callsEvents from './0002_calls_events.ts';
 import * as toolsSecrets from './0003_tools_secrets.ts';
+import * as telephony from './0005_telephony.ts';
 
 /**
  * Every migration, in order, listed statically (no folder scan: the list is what ships). Append new ones with
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_calls_events': callsEvents,
   '0003_tools_secrets': toolsSecrets,
+  '0005_telephony': telephony,
 };
 
 const provider: MigrationProvider = {
