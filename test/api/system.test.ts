@@ -114,7 +114,7 @@ describe('contract, voices, health, metrics', () => {
       ['POST', '/v2/agents/flow/refine'],
       ['GET', '/v2/campaigns'],
       ['POST', '/v2/dnc'],
-      ['DELETE', '/v2/phone-pools/ppl_01JAAAAAAAAAAAAAAAAAAAAAAA'],
+      ['POST', '/v2/phone-numbers/import'],
     ] as const) {
       const r = await api(method, path, method === 'GET' || method === 'DELETE' ? {} : { body: {} });
       assert.equal(r.status, 501, `${method} ${path}`);
