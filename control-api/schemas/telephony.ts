@@ -91,7 +91,9 @@ const maxPerHour = z
 const numberIds = z
   .array(idOf('phoneNumber'))
   .max(POOL_LIMITS.numbers)
-  .describe(`The workspace's numbers the pool rings from (at most ${POOL_LIMITS.numbers}); a number is in one pool at most`);
+  .describe(
+    `The workspace's numbers the pool rings from (at most ${POOL_LIMITS.numbers}); a number is in one pool at most`,
+  );
 
 export const createPoolBody = z
   .object({

@@ -56,7 +56,8 @@ export class AgentService {
     /** What tool definitions are checked against (the workspace's secrets, the address policy). */
     private readonly toolRules: (workspaceId: string) => Promise<ToolRules>,
     /** Whether the workspace has a phone pool (`calls_from.pool_id`); without it no pool exists. */
-    private readonly poolExists: (workspaceId: string, poolId: string) => Promise<boolean> = async () => false,
+    private readonly poolExists: (workspaceId: string, poolId: string) => Promise<boolean> = async () =>
+      false,
   ) {}
 
   async create(workspaceId: string, input: AgentInput): Promise<Agent> {

@@ -130,7 +130,8 @@ export async function admitCall(
         variables: request.variables ?? {},
         webhookUrl: request.webhookUrl ?? null,
         phoneNumberId,
-        poolId: request.poolId ?? (phoneNumberId === null && channel === 'phone' ? agentPool(settings) : null),
+        poolId:
+          request.poolId ?? (phoneNumberId === null && channel === 'phone' ? agentPool(settings) : null),
       });
       const workspace = await repos.workspaces.get(workspaceId);
       if (workspace?.queuedEventsEnabled) {

@@ -24,7 +24,8 @@ export async function ringFrom(
 ): Promise<PickedNumber | null> {
   const { workspaceId } = request;
   if (request.channel === 'web') {
-    if (request.phoneNumberId !== undefined) throw invalid('phone_number_id', 'web calls ring from no number');
+    if (request.phoneNumberId !== undefined)
+      throw invalid('phone_number_id', 'web calls ring from no number');
     if (request.poolId !== undefined) throw invalid('pool_id', 'web calls ring from no pool');
     return null;
   }

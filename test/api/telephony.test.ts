@@ -492,7 +492,9 @@ for (const backend of await backends()) {
         409,
         'pool_busy',
       );
-      const untilHour = Math.ceil((Math.floor(clock.now() / HOUR_MS) * HOUR_MS + HOUR_MS - clock.now()) / 1000);
+      const untilHour = Math.ceil(
+        (Math.floor(clock.now() / HOUR_MS) * HOUR_MS + HOUR_MS - clock.now()) / 1000,
+      );
       const retryAfter = Number((busy as unknown as { headers: Headers }).headers.get('retry-after'));
       assert.ok(
         Math.abs(retryAfter - untilHour) <= 2,

@@ -7,8 +7,8 @@ import type { CallArtifacts } from '../../../core/calls/artifacts.ts';
 import { announceQueued, sendCallCommand } from '../../../core/calls/control.ts';
 import type { CallLifecycle } from '../../../core/calls/lifecycle.ts';
 import { webJoinDeadline } from '../../../core/calls/recovery.ts';
-import { ringFrom } from '../../../core/calls/ring-from.ts';
 import { callObject } from '../../../core/calls/representation.ts';
+import { ringFrom } from '../../../core/calls/ring-from.ts';
 import { type Clock, isoTime, systemClock } from '../../../core/clock.ts';
 import type { Config } from '../../../core/config.ts';
 import type { Coordinator } from '../../../core/coord/types.ts';
@@ -153,7 +153,9 @@ class CallHandlers {
           maxDurationSecs: body.max_duration_secs,
           variables: body.variables,
           webhookUrl: body.webhook_url,
-          ...(picked ? { from: picked.from, phoneNumberId: picked.phoneNumberId, poolId: picked.poolId } : {}),
+          ...(picked
+            ? { from: picked.from, phoneNumberId: picked.phoneNumberId, poolId: picked.poolId }
+            : {}),
         },
         { announce: announceThrough(this.deps.coord) },
       );

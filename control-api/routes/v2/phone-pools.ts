@@ -4,17 +4,16 @@ import type { PoolService } from '../../../core/telephony/pools.ts';
 import { listBody, listEnvelope, listQuery, resolveCursor } from '../../http/pagination.ts';
 import { type RouteDefinition, type RouteRegistry, registerRoutes, route } from '../../http/route.ts';
 import { idParams } from '../../schemas/common.ts';
-import {
-  createPoolBody,
-  phonePoolBody,
-  phonePoolSchema,
-  updatePoolBody,
-} from '../../schemas/telephony.ts';
+import { createPoolBody, phonePoolBody, phonePoolSchema, updatePoolBody } from '../../schemas/telephony.ts';
 
 const tag = 'Phone pools';
 const params = idParams('pool');
 
-export function registerPhonePoolRoutes(app: FastifyInstance, registry: RouteRegistry, pools: PoolService): void {
+export function registerPhonePoolRoutes(
+  app: FastifyInstance,
+  registry: RouteRegistry,
+  pools: PoolService,
+): void {
   registerRoutes(app, registry, poolRoutes(pools));
 }
 

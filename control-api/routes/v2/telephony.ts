@@ -48,7 +48,8 @@ function rentalRoutes(rental: RentalService, numbers: NumberService): RouteDefin
       method: 'GET',
       url: '/telephony/requirements',
       operationId: 'getTelephonyRequirements',
-      summary: 'What the regulator asks before numbers can be rented (per number type), and the review so far',
+      summary:
+        'What the regulator asks before numbers can be rented (per number type), and the review so far',
       tag,
       responses: { 200: { description: 'The requirements', schema: requirementsSchema } },
       errors: ['telephony_unavailable'],
@@ -101,7 +102,10 @@ function rentalRoutes(rental: RentalService, numbers: NumberService): RouteDefin
             .string()
             .regex(/^[1-9][0-9]{1,3}$/, 'must be an STD code without the leading 0 (2-4 digits)')
             .optional(),
-          contains: z.string().regex(/^[0-9]{1,10}$/, 'must be 1-10 digits').optional(),
+          contains: z
+            .string()
+            .regex(/^[0-9]{1,10}$/, 'must be 1-10 digits')
+            .optional(),
         })
         .strict(),
       responses: {
@@ -129,7 +133,8 @@ function rentalRoutes(rental: RentalService, numbers: NumberService): RouteDefin
       method: 'POST',
       url: '/telephony/quote',
       operationId: 'quoteNumber',
-      summary: 'The price of a number: ₹500 a month, paid ₹1,500 for three months; the quote is good 30 minutes',
+      summary:
+        'The price of a number: ₹500 a month, paid ₹1,500 for three months; the quote is good 30 minutes',
       tag,
       body: z.object({ number: indianNumber }).strict(),
       responses: { 201: { description: 'The quote', schema: quoteSchema } },
