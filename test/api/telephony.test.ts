@@ -7,8 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { startPlatform } from '../../cli/serve.ts';
+import { loadConfig } from '../../core/config.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
 import { backends, client, errorCode, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { uniqueName } from '../support/services.ts';
 
 type Api = ReturnType<typeof client>;
 type Json = Record<string, unknown>;
@@ -592,3 +595,75 @@ for (const backend of await backends()) {
     });
   });
 }
+
+const shared = (await backends()).find((b) => b.databaseUrl && b.redisUrl);
+describe('pool pace across two API nodes (PostgreSQL + Redis)', {
+  skip: shared ? false : 'needs PostgreSQL and Redis',
+}, () => {
+  test('50 concurrent calls spread over two API nodes never take a number past its pace', {
+    timeout: 60_000,
+  }, async () => {
+    const backend = shared as NonNullable<typeof shared>;
+    const prefix = uniqueName('t');
+    const first = await startTestPlatform(backend, {
+      env: { BOOTSTRAP_BALANCE_INR: '100000', REDIS_PREFIX: prefix },
+      clock,
+    });
+    const second = await startPlatform(
+      loadConfig({
+        HOST: '127.0.0.1',
+        PORT: '0',
+        ROLES: 'api',
+        DATA_DIR: first.dataDir,
+        LOG_LEVEL: 'silent',
+        API_RATE_PER_SEC: '100000',
+        API_RATE_BURST: '100000',
+        DATABASE_URL: backend.databaseUrl,
+        DATABASE_SCHEMA: first.databaseSchema,
+        REDIS_URL: backend.redisUrl,
+        REDIS_PREFIX: prefix,
+      }),
+      { clock },
+    );
+    try {
+      const one = client(first.url, first.apiKey);
+      const two = client(second.apiUrl as string, first.apiKey);
+      const agent = await one('POST', '/v2/agents', { body: { name: 'Burst', language: 'en-IN' } });
+      const numbers = await rentNumbers(one, 4, '80');
+      const pool = await two('POST', '/v2/phone-pools', {
+        body: {
+          name: 'Two nodes',
+          purpose: 'support',
+          max_per_hour: 10,
+          number_ids: numbers.map((n) => n.id),
+        },
+      });
+      assert.equal(pool.status, 201, pool.text);
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          (i % 2 === 0 ? one : two)('POST', '/v2/calls', {
+            body: { agent_id: agent.body.id, to: '+919812345671', pool_id: pool.body.id },
+          }),
+        ),
+      );
+      const admitted = results.filter((r) => r.status === 202);
+      assert.equal(admitted.length, 20, 'four warming numbers, five calls an hour each');
+      assert.ok(results.filter((r) => r.status !== 202).every((r) => errorCode(r) === 'pool_busy'));
+      const perNumber = new Map<string, number>();
+      for (const r of admitted) {
+        const id = r.body.phone_number_id as string;
+        perNumber.set(id, (perNumber.get(id) ?? 0) + 1);
+      }
+      assert.deepEqual([...perNumber.values()], [5, 5, 5, 5]);
+      for (const n of numbers) {
+        assert.equal(
+          (await two<NumberBody>('GET', `/v2/phone-numbers/${n.id}`)).body.health.attempts_this_hour,
+          5,
+        );
+      }
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  });
+});
