@@ -495,6 +495,20 @@ describe('RedisCoordinator', { skip: url ? false : 'REDIS_URL is not set' }, () 
       assert.equal(await two.stateSince(), clock.now());
     });
 
+    it('share tallies: concurrent takes from both never pass a limit', {
+      timeout: CASE_TIMEOUT_MS,
+    }, async () => {
+      const members = [
+        { member: 'pn_a', limit: 3 },
+        { member: 'pn_b', limit: 3 },
+      ];
+      const takes = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? one : two).tallies.take('ws', HOUR_MS, members)),
+      );
+      assert.equal(takes.filter((t) => t !== null).length, 6);
+      assert.deepEqual(await one.tallies.read('ws', HOUR_MS, ['pn_a', 'pn_b']), [3, 3]);
+    });
+
     it('share rate limits and counters', { timeout: CASE_TIMEOUT_MS }, async () => {
       assert.equal(await drain(one, 'key_1', 10, 3), 3);
       assert.equal((await two.rateLimit('key_1', 10, 3)).allowed, false);
