@@ -95,6 +95,12 @@ export interface PhoneNumberRepo {
     ids: readonly string[],
     since: number,
   ): Promise<Map<string, NumberCallStats>>;
+  /** Each number's last `last` ended calls: how many, and how many were answered. */
+  recentStats(
+    workspaceId: string,
+    ids: readonly string[],
+    last: number,
+  ): Promise<Map<string, NumberCallStats>>;
 }
 
 export interface PhonePoolRecord {

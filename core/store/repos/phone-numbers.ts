@@ -1,4 +1,4 @@
-import type { ExpressionBuilder } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import type { Database, PhoneNumbersTable } from '../db.ts';
 import { assertLimit, toPage } from '../page.ts';
 import type { Scope } from '../scope.ts';
@@ -221,6 +221,35 @@ export class PhoneNumberStore implements PhoneNumberRepo {
       .execute();
     for (const row of rows) {
       if (row.phone_number_id === null) continue;
+      stats.set(row.phone_number_id, { attempts: Number(row.attempts), answers: Number(row.answers) });
+    }
+    return stats;
+  }
+
+  async recentStats(
+    workspaceId: string,
+    ids: readonly string[],
+    last: number,
+  ): Promise<Map<string, NumberCallStats>> {
+    const stats = new Map<string, NumberCallStats>();
+    if (ids.length === 0) return stats;
+    const { rows } = await sql<{
+      phone_number_id: string;
+      attempts: number | string;
+      answers: number | string;
+    }>`
+      select phone_number_id, count(*) as attempts, count(answered_at) as answers
+      from (
+        select phone_number_id, answered_at,
+          row_number() over (partition by phone_number_id order by created_at desc, id desc) as position
+        from calls
+        where workspace_id = ${workspaceId}
+          and phone_number_id in (${sql.join(ids.map((id) => sql`${id}`))})
+          and ended_at is not null
+      ) recent
+      where position <= ${last}
+      group by phone_number_id`.execute(this.scope.db);
+    for (const row of rows) {
       stats.set(row.phone_number_id, { attempts: Number(row.attempts), answers: Number(row.answers) });
     }
     return stats;
