@@ -101,6 +101,11 @@ export interface PhoneNumberRepo {
     ids: readonly string[],
     last: number,
   ): Promise<Map<string, NumberCallStats>>;
+  /** Managed numbers of every workspace whose renewal is due at `now` (not being released), oldest first. */
+  dueForRenewal(now: number, limit: number): Promise<PhoneNumberRecord[]>;
+  /** Numbers of every workspace past their `releasesAt` and not yet marked released. */
+  dueForRelease(now: number, limit: number): Promise<PhoneNumberRecord[]>;
+  markReleased(workspaceId: string, id: string): Promise<boolean>;
 }
 
 export interface PhonePoolRecord {

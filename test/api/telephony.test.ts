@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startPlatform } from '../../cli/serve.ts';
 import { loadConfig } from '../../core/config.ts';
+import { NumberRenewals } from '../../core/telephony/renewals.ts';
+import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
 import { backends, client, errorCode, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { uniqueName } from '../support/services.ts';
@@ -189,6 +191,31 @@ for (const backend of await backends()) {
       const again = await api<{ data: Array<{ number: string }> }>('GET', '/v2/telephony/search?area=22');
       assert.ok(!again.body.data.some((n) => n.number === number), 'a rented number is no longer for rent');
       await expectError(api('POST', '/v2/telephony/quote', { body: { number } }), 404, 'not_found');
+
+      // Three months on, the worker's renewal charges the next period once, however often it runs.
+      const renewsAt = Date.parse(rented.body.renews_at as string);
+      const renewals = new NumberRenewals({
+        store: p.platform.store,
+        providers: { sandbox: new SandboxTelephony() },
+        logger: { info: () => undefined, warn: () => undefined },
+        clock: { now: () => renewsAt },
+      });
+      await Promise.all([renewals.sweep(), renewals.sweep()]);
+      await renewals.sweep();
+      const renewed = await api<NumberBody>('GET', `/v2/phone-numbers/${rented.body.id}`);
+      assert.ok(Date.parse(renewed.body.renews_at as string) > renewsAt + 88 * 24 * HOUR_MS);
+      assert.equal(renewed.body.version, 2);
+      const charges = await api<{ data: Array<{ kind: string; reference: string; amount_paise: number }> }>(
+        'GET',
+        '/v2/wallet/transactions?limit=5',
+      );
+      const rentals = charges.body.data.filter((t) => t.kind === 'number_rental');
+      assert.deepEqual(
+        rentals.map((t) => t.amount_paise),
+        [-150_000, -150_000],
+      );
+      assert.match(rentals[0]?.reference ?? '', new RegExp(`^${rented.body.id}:renewal:`));
+      assert.equal((await api('GET', '/v2/wallet')).body.balance_paise, before - 300_000);
     });
 
     test('only Indian numbers; a bad query or body names the field', async () => {

@@ -255,6 +255,44 @@ export class PhoneNumberStore implements PhoneNumberRepo {
     return stats;
   }
 
+  async dueForRenewal(now: number, limit: number): Promise<PhoneNumberRecord[]> {
+    const rows = await this.scope.db
+      .selectFrom('phone_numbers')
+      .selectAll()
+      .where('ownership', '=', 'managed')
+      .where('released_at', 'is', null)
+      .where('releases_at', 'is', null)
+      .where('renews_at', '<=', now)
+      .orderBy('renews_at', 'asc')
+      .limit(assertLimit(limit))
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  async dueForRelease(now: number, limit: number): Promise<PhoneNumberRecord[]> {
+    const rows = await this.scope.db
+      .selectFrom('phone_numbers')
+      .selectAll()
+      .where('released_at', 'is', null)
+      .where('releases_at', '<=', now)
+      .orderBy('releases_at', 'asc')
+      .limit(assertLimit(limit))
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  async markReleased(workspaceId: string, id: string): Promise<boolean> {
+    const now = this.scope.now;
+    const result = await this.scope.db
+      .updateTable('phone_numbers')
+      .set((eb) => ({ released_at: now, pool_id: null, version: eb('version', '+', 1), updated_at: now }))
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .where('released_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
+  }
+
   private live(scope: Scope, workspaceId: string) {
     return scope.db
       .selectFrom('phone_numbers')
