@@ -42,7 +42,7 @@ for (const target of targets) {
         const applied = await target.rawRows('kysely_migration');
         assert.deepEqual(
           applied.map((r) => r['name']),
-          ['0001_foundation', '0002_calls_events', '0003_tools_secrets'],
+          ['0001_foundation', '0002_calls_events', '0003_tools_secrets', '0005_telephony'],
         );
       });
     });
