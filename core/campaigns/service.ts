@@ -217,8 +217,8 @@ export class CampaignService {
   private async checked(workspaceId: string, settings: CampaignSettings): Promise<CampaignSettings> {
     const agent = await this.store.agents.get(workspaceId, settings.agent_id);
     if (!agent) throw notFound(`agent ${settings.agent_id}`);
-    if (settings.pool_id !== null) {
-      throw notFound(`pool ${settings.pool_id} (phone pools are not live on this deployment)`);
+    if (settings.pool_id !== null && !(await this.store.phonePools.get(workspaceId, settings.pool_id))) {
+      throw notFound(`phone pool ${settings.pool_id}`);
     }
     if (!(await this.isSandbox(workspaceId)) && !(LIVE_TIERS as readonly string[]).includes(settings.tier)) {
       throw new ApiError(

@@ -83,16 +83,21 @@ export class PoolService {
     });
   }
 
-  /** Deletes the pool; its numbers stay the workspace's. `409 pool_in_use` while an agent calls from it. */
+  /** Deletes the pool; its numbers stay the workspace's. `409 pool_in_use` while a campaign or an agent calls from it. */
   async remove(workspaceId: string, id: string): Promise<void> {
     await this.providers.forWorkspace(workspaceId);
     await this.store.transaction(async (repos) => {
       if (!(await repos.phonePools.get(workspaceId, id))) throw notFound(`phone pool ${id}`);
-      const users = await agentsCallingFrom(repos, workspaceId, id);
-      if (users.length > 0) {
+      const agents = await agentsCallingFrom(repos, workspaceId, id);
+      const campaigns = await repos.campaigns.usingPool(workspaceId, id);
+      if (agents.length + campaigns.length > 0) {
+        const users = [
+          ...(campaigns.length > 0 ? [`campaigns ${campaigns.join(', ')}`] : []),
+          ...(agents.length > 0 ? [`agents ${agents.join(', ')}`] : []),
+        ];
         throw new ApiError(
           'pool_in_use',
-          `phone pool ${id} is still called from by agents ${users.join(', ')}; move them to another pool or number first`,
+          `phone pool ${id} is still called from by ${users.join(' and ')}; move them to another pool or number first`,
         );
       }
       await repos.phoneNumbers.setPool(workspaceId, id, []);

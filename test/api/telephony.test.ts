@@ -472,6 +472,32 @@ for (const backend of await backends()) {
       );
       assert.ok((inUse.body.error as { message: string }).message.includes(caller.body.id as string));
       await api('PATCH', `/v2/agents/${caller.body.id}`, { body: { calls_from: null } });
+      const campaign = await api('POST', '/v2/campaigns', {
+        body: {
+          name: 'From the pool',
+          agent_id: caller.body.id,
+          pool_id: support.body.id,
+          timezone: 'Asia/Kolkata',
+          slots: [{ days: ['mon'], start: '10:00', end: '12:00' }],
+        },
+      });
+      assert.equal(campaign.status, 201, campaign.text);
+      await expectError(
+        api('PATCH', `/v2/campaigns/${campaign.body.id}`, {
+          body: { pool_id: 'ppl_01JAAAAAAAAAAAAAAAAAAAAAAA' },
+        }),
+        404,
+        'not_found',
+      );
+      const usedByCampaign = await expectError(
+        api('DELETE', `/v2/phone-pools/${support.body.id}`),
+        409,
+        'pool_in_use',
+      );
+      assert.ok(
+        (usedByCampaign.body.error as { message: string }).message.includes(campaign.body.id as string),
+      );
+      await api('POST', `/v2/campaigns/${campaign.body.id}/stop`);
       const deleted = await api('DELETE', `/v2/phone-pools/${support.body.id}`);
       assert.deepEqual(deleted.body, { id: support.body.id, object: 'phone_pool', deleted: true });
       await expectError(api('GET', `/v2/phone-pools/${support.body.id}`), 404, 'not_found');

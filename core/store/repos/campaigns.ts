@@ -153,6 +153,18 @@ export class CampaignStore implements CampaignRepo {
     });
   }
 
+  async usingPool(workspaceId: string, poolId: string): Promise<string[]> {
+    const rows = await this.scope.db
+      .selectFrom('campaigns')
+      .select(['id', 'settings'])
+      .where('workspace_id', '=', workspaceId)
+      .where('deleted_at', 'is', null)
+      .where('status', 'not in', ['stopped', 'completed'])
+      .orderBy('id', 'asc')
+      .execute();
+    return rows.filter((row) => campaignSettingsOf(row.settings).pool_id === poolId).map((row) => row.id);
+  }
+
   async tally(campaignId: string): Promise<ContactTally> {
     const rows = await this.scope.db
       .selectFrom('campaign_contacts')
