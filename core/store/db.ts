@@ -10,7 +10,12 @@ import type {
   EventStatus,
   HoldStatus,
   LedgerKind,
+  NumberOwnership,
+  NumberState,
+  PoolPurpose,
+  ReviewStatus,
   RevisionReason,
+  StoredHealth,
   WorkspaceMode,
 } from './types.ts';
 
@@ -19,6 +24,8 @@ export interface WorkspacesTable {
   name: string;
   mode: WorkspaceMode;
   queued_events_enabled: number;
+  /** 0 when the operator turned campaigns (and the do-not-call list) off for the workspace. */
+  campaigns_enabled: number;
   created_at: number;
 }
 
@@ -196,6 +203,116 @@ export interface CallToolRunsTable {
   duration_ms: number;
 }
 
+export interface PhoneNumbersTable {
+  id: string;
+  workspace_id: string;
+  /** E.164, +91 only. */
+  number: string;
+  ownership: NumberOwnership;
+  provider: string;
+  /** The provider's own id of the number (a rental, an imported number's sid). */
+  provider_ref: string;
+  state: NumberState;
+  setup_error: string | null;
+  agent_id: string | null;
+  incoming_enabled: number;
+  pool_id: string | null;
+  version: number;
+  health: StoredHealth;
+  resting_until: number | null;
+  /** JSON array of when its automatic rests began (the last day's). */
+  rests: string;
+  warming_until: number;
+  paid_until: number | null;
+  renews_at: number | null;
+  releases_at: number | null;
+  released_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PhonePoolsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  purpose: PoolPurpose;
+  /** Null: the purpose's starting pace. */
+  max_per_hour: number | null;
+  default_for_campaigns: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TelephonySubmissionsTable {
+  id: string;
+  workspace_id: string;
+  provider: string;
+  provider_ref: string;
+  status: ReviewStatus;
+  /** JSON array of the reviewer's reasons. */
+  reasons: string;
+  /** JSON text of the documents as submitted. */
+  content: string;
+  created_at: number;
+  updated_at: number;
+  reviewed_at: number | null;
+}
+
+export interface TelephonyQuotesTable {
+  id: string;
+  workspace_id: string;
+  number: string;
+  amount_paise: number;
+  period_months: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface DncEntriesTable {
+  workspace_id: string;
+  /** E.164. */
+  number: string;
+  reason: string | null;
+  /** `api` or `opt_out`. */
+  source: string;
+  /** The call on which the caller opted out; null for numbers listed through the API. */
+  call_id: string | null;
+  created_at: number;
+}
+
+export interface CampaignsTable {
+  id: string;
+  workspace_id: string;
+  /** JSON of the campaign's settings (see core/campaigns/settings.ts). */
+  settings: string;
+  status: string;
+  pause_reason: string | null;
+  spent_paise: number;
+  held_paise: number;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+export interface CampaignContactsTable {
+  id: string;
+  campaign_id: string;
+  workspace_id: string;
+  to_number: string;
+  /** JSON map of the contact's call variables. */
+  variables: string;
+  status: string;
+  attempts: number;
+  /** JSON array of the contact's call ids, oldest first. */
+  call_ids: string;
+  next_attempt_at: number | null;
+  /** The CSV upload that wrote the row; null once it is committed, and for JSON additions. */
+  upload_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -211,4 +328,11 @@ export interface Database {
   events: EventsTable;
   tool_secrets: ToolSecretsTable;
   call_tool_runs: CallToolRunsTable;
+  dnc_entries: DncEntriesTable;
+  campaigns: CampaignsTable;
+  campaign_contacts: CampaignContactsTable;
+  phone_numbers: PhoneNumbersTable;
+  phone_pools: PhonePoolsTable;
+  telephony_submissions: TelephonySubmissionsTable;
+  telephony_quotes: TelephonyQuotesTable;
 }

@@ -8,9 +8,14 @@ import { migrateToLatest } from './migrations/index.ts';
 import { AgentStore } from './repos/agents.ts';
 import { ApiKeyStore } from './repos/api-keys.ts';
 import { CallStore } from './repos/calls.ts';
+import { CampaignStore } from './repos/campaigns.ts';
+import { DncStore } from './repos/dnc.ts';
 import { EventStore } from './repos/events.ts';
 import { IdempotencyStore } from './repos/idempotency.ts';
+import { PhoneNumberStore } from './repos/phone-numbers.ts';
+import { PhonePoolStore } from './repos/phone-pools.ts';
 import { SecretStore } from './repos/secrets.ts';
+import { TelephonyStore } from './repos/telephony.ts';
 import { ToolRunStore } from './repos/tool-runs.ts';
 import { ToolSecretStore } from './repos/tool-secrets.ts';
 import { WorkspaceStore } from './repos/workspaces.ts';
@@ -44,6 +49,11 @@ function repositories(scope: Scope): Repositories {
     events: new EventStore(scope),
     toolSecrets: new ToolSecretStore(scope),
     toolRuns: new ToolRunStore(scope),
+    dnc: new DncStore(scope),
+    campaigns: new CampaignStore(scope),
+    phoneNumbers: new PhoneNumberStore(scope),
+    phonePools: new PhonePoolStore(scope),
+    telephony: new TelephonyStore(scope),
   };
 }
 
@@ -58,6 +68,11 @@ class SqlStore implements Store {
   readonly events: Repositories['events'];
   readonly toolSecrets: Repositories['toolSecrets'];
   readonly toolRuns: Repositories['toolRuns'];
+  readonly dnc: Repositories['dnc'];
+  readonly campaigns: Repositories['campaigns'];
+  readonly phoneNumbers: Repositories['phoneNumbers'];
+  readonly phonePools: Repositories['phonePools'];
+  readonly telephony: Repositories['telephony'];
 
   constructor(
     private readonly scope: Scope,
@@ -74,6 +89,11 @@ class SqlStore implements Store {
     this.events = repos.events;
     this.toolSecrets = repos.toolSecrets;
     this.toolRuns = repos.toolRuns;
+    this.dnc = repos.dnc;
+    this.campaigns = repos.campaigns;
+    this.phoneNumbers = repos.phoneNumbers;
+    this.phonePools = repos.phonePools;
+    this.telephony = repos.telephony;
   }
 
   get dialect(): DialectName {

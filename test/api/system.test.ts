@@ -112,11 +112,11 @@ describe('contract, voices, health, metrics', () => {
     const api = client(p.url, p.apiKey);
     for (const [method, path] of [
       ['POST', '/v2/agents/flow/refine'],
-      ['GET', '/v2/campaigns'],
-      ['POST', '/v2/dnc'],
-      ['DELETE', '/v2/phone-pools/ppl_01JAAAAAAAAAAAAAAAAAAAAAAA'],
+      ['GET', '/v2/transcriptions'],
+      ['POST', '/v2/speech'],
+      ['POST', '/v2/phone-numbers/import'],
     ] as const) {
-      const r = await api(method, path, method === 'GET' || method === 'DELETE' ? {} : { body: {} });
+      const r = await api(method, path, method === 'GET' ? {} : { body: {} });
       assert.equal(r.status, 501, `${method} ${path}`);
       assert.equal(errorCode(r), 'not_implemented');
       assert.equal((await request(p.url, method, path)).status, 401);
