@@ -149,17 +149,6 @@ describe('on_call tools in a conversation', () => {
     });
   });
 
-  test('a quick tool says no filler', async () => {
-    const call = startCall(0, 1_000);
-    assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
-    await call.say(await speech(engines.tts, ASK), ASK);
-    const answered = () => call.all('agent_turn').some((e) => e.event.text.includes(ANSWER));
-    assert.ok(await call.until(answered, ENGINE_WAIT_MS), call.log());
-    call.session.stopped();
-    await call.session.finished;
-    assert.equal(call.all('agent_turn').at(-1)?.event.text, ANSWER);
-  });
-
   test('a barge-in during the run: the caller is heard, and the result reaches the next answer', async () => {
     const call = startCall(3_000, 200);
     assert.ok(await call.until(() => call.spoke('t1'), ENGINE_WAIT_MS), call.log());
