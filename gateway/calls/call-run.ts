@@ -466,6 +466,15 @@ function logEvent(ctx: StreamContext, event: SessionEvent): void {
     case 'latency':
       ctx.logger.debug({ latency: event.latency, recognized: event.recognized }, 'turn latency');
       break;
+    case 'tool_call': {
+      // The error words name no URL, header or value (core/tools/runner.ts); arguments and bodies stay out.
+      const { name, status, httpStatus, durationMs, error } = event.outcome;
+      ctx.logger.info(
+        { tool: name, status, http_status: httpStatus, duration_ms: durationMs, error, at_ms: event.atMs },
+        'on_call tool run',
+      );
+      break;
+    }
     case 'turn_taking_by_voice':
       ctx.logger.info(
         { at_ms: event.atMs, reason: event.reason },
