@@ -9,12 +9,12 @@ import { Registry } from 'prom-client';
 import { mulawDecode, mulawEncode, Resampler } from '../codecs/index.ts';
 import { systemClock } from '../core/clock.ts';
 import { MEDIA_ADAPTERS } from '../gateway/carriers/index.ts';
-import { echoHandler } from '../gateway/handlers/echo.ts';
 import { DEFAULT_STREAM_LIMITS } from '../gateway/limits.ts';
 import { MediaSession } from '../gateway/media-session.ts';
 import { GatewayMetrics } from '../gateway/metrics.ts';
 import { Pacer } from '../gateway/pacer.ts';
 import { sine } from '../gateway/testing/audio.ts';
+import { echoHandler } from '../gateway/testing/echo-handler.ts';
 import { twilioStartText } from '../gateway/testing/load-generator.ts';
 import type { StreamTokens } from '../gateway/tokens.ts';
 

@@ -4,14 +4,13 @@
  * as many streams batched as the run averaged; and resampling alone per 20 ms frame of agent audio, the TTS
  * provider's 24 kHz -> 16 kHz. CPU time of this process (user + system), median of a few runs after a warm-up.
  */
-import { Resampler } from '../codecs/index.ts';
+import { CANONICAL_RATE, Resampler } from '../codecs/index.ts';
 import type { SileroVad } from '../engines/vad/providers/silero.ts';
 import { SILERO_WINDOW_SAMPLES } from '../engines/vad/providers/silero.ts';
 import type { PipelineFloors } from './pipeline-protocol.ts';
 
 /** The OpenAI speech API's PCM rate, which the TTS provider resamples to the canonical 16 kHz. */
 const TTS_RATE = 24_000;
-const CANONICAL_RATE = 16_000;
 const RUNS = 5;
 
 function cpuUs(): number {

@@ -23,7 +23,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { mulawDecode, Resampler } from '../codecs/index.ts';
+import { CANONICAL_RATE, mulawDecode, Resampler } from '../codecs/index.ts';
 import {
   SPHINX_DEFAULTS,
   type SphinxDecoderKind,
@@ -192,7 +192,7 @@ async function render(): Promise<Utterance[]> {
 
 /** As the sandbox callee sends it (8 kHz mu-law frames) and as the gateway hands it on (16 kHz PCM). */
 function throughCarrier(pcm16k: Int16Array[]): Int16Array {
-  const resampler = new Resampler(8000, 16_000);
+  const resampler = new Resampler(8000, CANONICAL_RATE);
   const parts = toCarrierFrames(pcm16k).map((frame) => resampler.process(mulawDecode(frame)));
   parts.push(resampler.flush());
   return concat(...parts);

@@ -7,8 +7,7 @@
  *   node --import tsx bench/tts.ts [runs]      (default 5 runs per figure; medians)
  */
 import OpenAI from 'openai';
-import { Resampler } from '../codecs/index.ts';
-import { OUTPUT_RATE } from '../engines/tts/audio.ts';
+import { CANONICAL_RATE, Resampler } from '../codecs/index.ts';
 import { EspeakSynthesizer } from '../engines/tts/providers/espeak.ts';
 import { EspeakRuntime } from '../engines/tts/providers/espeak-runtime.ts';
 import { loadEspeakWasm } from '../engines/tts/providers/espeak-wasm.ts';
@@ -42,7 +41,7 @@ async function timeOne(
     if (Number.isNaN(firstMs)) firstMs = performance.now() - start;
     samples += chunk.length;
   }
-  return { totalMs: performance.now() - start, firstMs, audioMs: (samples / OUTPUT_RATE) * 1000 };
+  return { totalMs: performance.now() - start, firstMs, audioMs: (samples / CANONICAL_RATE) * 1000 };
 }
 
 async function espeakFigures(): Promise<void> {

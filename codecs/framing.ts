@@ -6,6 +6,12 @@
 /** Length of one canonical audio frame. */
 export const FRAME_MS = 20;
 
+/**
+ * The canonical sample rate: every part between the carrier edges (VAD, STT, TTS output, the pipeline, the
+ * recorder) hears and speaks PCM16 mono at this rate. The one name for it.
+ */
+export const CANONICAL_RATE = 16_000;
+
 /** Samples in one 20 ms frame at `rateHz` (160 at 8 kHz, 320 at 16 kHz, 441 at 22.05 kHz, 960 at 48 kHz). */
 export function samplesPerFrame(rateHz: number): number {
   const samples = (rateHz * FRAME_MS) / 1000;

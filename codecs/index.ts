@@ -2,7 +2,14 @@
  * Pure audio: G.711, PCM16 helpers, resampling, framing, Opus and WAV. No I/O; imports nothing of ours.
  * Canonical audio is PCM16 mono 16 kHz in 20 ms frames (docs/architecture.md, "Media path").
  */
-export { ByteFramer, type ByteFramerOptions, FRAME_MS, Framer, samplesPerFrame } from './framing.ts';
+export {
+  ByteFramer,
+  type ByteFramerOptions,
+  CANONICAL_RATE,
+  FRAME_MS,
+  Framer,
+  samplesPerFrame,
+} from './framing.ts';
 export { alawDecode, alawEncode, mulawDecode, mulawEncode } from './g711.ts';
 export { OpusCodec, type OpusOptions, type OpusRate } from './opus.ts';
 export {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { type Clock, isoTime } from '../core/clock.ts';
 import type { CarrierEvent, CarrierMedia, CarrierName, MediaFormat, StreamStart } from './carriers/types.ts';
 import { CLOSE, type CloseReason, closeReasonForToken } from './close-codes.ts';
+import type { StreamLimits } from './limits.ts';
 import type {
   MediaHandler,
   MediaHandlerFactory,
@@ -9,8 +10,7 @@ import type {
   PlaybackAck,
   StreamContext,
   StreamEvent,
-} from './handler.ts';
-import type { StreamLimits } from './limits.ts';
+} from './media-handler.ts';
 import { type GatewayMetrics, type MetricsCursor, newMetricsCursor } from './metrics.ts';
 import { OutboundPath } from './outbound.ts';
 import type { Pacer } from './pacer.ts';

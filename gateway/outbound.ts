@@ -1,5 +1,5 @@
 import type { CarrierMedia, WireMessage } from './carriers/types.ts';
-import type { PlaybackAck } from './handler.ts';
+import type { PlaybackAck } from './media-handler.ts';
 import { type Paced, PacedQueue, type Pacer } from './pacer.ts';
 import type { StreamTelemetry } from './telemetry.ts';
 import type { StreamTransport } from './transport.ts';

@@ -8,12 +8,12 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { mulawDecode } from '../codecs/index.ts';
 import { CLOSE } from './close-codes.ts';
-import type { MediaHandlerFactory } from './handler.ts';
-import { echoHandler } from './handlers/echo.ts';
-import { toneHandlerFactory } from './handlers/tone.ts';
 import { DEFAULT_GATEWAY_LIMITS } from './limits.ts';
+import type { MediaHandlerFactory } from './media-handler.ts';
 import { toneShare } from './testing/audio.ts';
+import { echoHandler } from './testing/echo-handler.ts';
 import { startTestGateway, TestClient, type TestGateway, waitForSummary } from './testing/harness.ts';
+import { toneHandlerFactory } from './testing/tone-handler.ts';
 
 const SID = 'MZ0000000000000000000000000000abcd';
 const silence = Buffer.alloc(160, 0xff).toString('base64');

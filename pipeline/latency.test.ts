@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CallTime } from './call-time.ts';
 import { measureTurn } from './latency.ts';
-import type { CallerTurn } from './turn-taking.ts';
+import type { CallerTurn } from './turn/turn-taking.ts';
 
 /** Frames arrived on time from wall 0: call time t ms arrived at wall t ms. */
 function callTime(frames: number): CallTime {

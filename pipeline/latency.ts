@@ -1,7 +1,7 @@
 import type { CallTime } from './call-time.ts';
 import { type LatencySummary, summarizeLatency, type TurnLatency } from './metrics.ts';
 import type { ReplyTimings } from './reply.ts';
-import type { CallerTurn } from './turn-taking.ts';
+import type { CallerTurn } from './turn/turn-taking.ts';
 
 /** The terms the overhead leaves out that are not metrics of their own, as measured for one turn. */
 export interface LatencyAccount {

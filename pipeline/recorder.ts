@@ -1,8 +1,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { pcm16ToBytes, WAV_HEADER_BYTES, wavHeader } from '../codecs/index.ts';
+import { CANONICAL_RATE, pcm16ToBytes, WAV_HEADER_BYTES, wavHeader } from '../codecs/index.ts';
 
-const SAMPLE_RATE = 16_000;
-const SAMPLES_PER_MS = SAMPLE_RATE / 1000;
+const SAMPLES_PER_MS = CANONICAL_RATE / 1000;
 /**
  * Agent audio reaches the recorder when it is sent to the carrier, at most a playout watermark ahead of what is
  * playing, and a barge-in can only cut audio after the heard position. Keeping the last 3 s in memory covers both
@@ -27,7 +26,7 @@ export class CallRecorder {
 
   constructor(private readonly file: string) {
     this.fd = openSync(file, 'w', 0o600);
-    writeSync(this.fd, wavHeader(SAMPLE_RATE, 2, 0));
+    writeSync(this.fd, wavHeader(CANONICAL_RATE, 2, 0));
   }
 
   /** Milliseconds of call audio so far (the caller channel's length). */
@@ -73,7 +72,7 @@ export class CallRecorder {
     const total = this.totalSamples();
     this.ensure(total);
     this.flushOlderThan(total);
-    writeSync(this.fd, wavHeader(SAMPLE_RATE, 2, total * 4), 0, WAV_HEADER_BYTES, 0);
+    writeSync(this.fd, wavHeader(CANONICAL_RATE, 2, total * 4), 0, WAV_HEADER_BYTES, 0);
     closeSync(this.fd);
     this.closed = true;
     return total / SAMPLES_PER_MS;

@@ -7,8 +7,6 @@ import { transcribesLanguage } from '../engines/stt/language.ts';
 import type { SpeechToText, SttEvent, SttStream } from '../engines/stt/types.ts';
 import type { VoiceActivityDetector } from '../engines/vad/types.ts';
 import { type AgentTurn, type AgentTurnKind, AgentVoice } from './agent-voice.ts';
-import { AnsweringMachine } from './answering-machine.ts';
-import { lateWordsInterruption } from './barge-in.ts';
 import { CallTime } from './call-time.ts';
 import { type CallVariables, createDialog, type Dialog, type DialogAction } from './dialog/index.ts';
 import { FailureCount, type FailureStage, fallbackLine } from './fallback.ts';
@@ -20,9 +18,11 @@ import { generateReply, type Speaker } from './reply.ts';
 import { repromptLine, type SilenceAction, SilenceWatch, silenceGoodbyeLine } from './silence.ts';
 import { ToolRuns } from './tool-runs.ts';
 import { Transcript, type TranscriptTurn } from './transcript.ts';
+import { lateWordsInterruption } from './turn/barge-in.ts';
 import { type InterruptionEvent, interruptionSettings } from './turn/interruption.ts';
-import { type CallerTurn, LATE_FINAL_WAIT_MS, TurnTaking } from './turn-taking.ts';
-import { VOICEMAIL_WINDOW_MS, type VoicemailEvidence } from './voicemail.ts';
+import { type CallerTurn, LATE_FINAL_WAIT_MS, TurnTaking } from './turn/turn-taking.ts';
+import { AnsweringMachine } from './voicemail/answering-machine.ts';
+import { VOICEMAIL_WINDOW_MS, type VoicemailEvidence } from './voicemail/detector.ts';
 
 /** Past the point where a wordless turn would have been given up on: late words still win over a re-answer. */
 const OWED_ANSWER_MARGIN_MS = 500;

@@ -2,7 +2,8 @@
  * The caller's audio of a case, PCM16 16 kHz: eSpeak NG speech (pauses inside an utterance shortened, so one
  * scripted utterance is one stretch of voice, as a person says a short phrase), silence and noise bursts.
  */
-import { espeak, SAMPLE_RATE, silence } from '../../engines/stt/testing/speech.ts';
+import { CANONICAL_RATE } from '../../codecs/index.ts';
+import { espeak, silence } from '../../engines/stt/testing/speech.ts';
 import { meanAbs } from '../../engines/stt/testing/voice-windows.ts';
 import type { ConversationCase, Part } from './corpus.ts';
 
@@ -31,7 +32,7 @@ function renderPart(part: Part, seed: number): RenderedPart {
     return { part, audio, utterance: { text: '', voicedMs: part.ms } };
   }
   const audio = tighten(espeak(part.speech, { voice: part.voice, wordsPerMinute: WORDS_PER_MINUTE }));
-  return { part, audio, utterance: { text: part.speech, voicedMs: (audio.length / SAMPLE_RATE) * 1000 } };
+  return { part, audio, utterance: { text: part.speech, voicedMs: (audio.length / CANONICAL_RATE) * 1000 } };
 }
 
 /** Leading and trailing silence cut, inner pauses shortened to `MAX_INNER_PAUSE_MS`. */
@@ -67,7 +68,7 @@ export function tighten(audio: Int16Array): Int16Array {
 
 /** A noise burst: `cough`, broadband with a fast attack and decay; `line`, flat hiss. Deterministic per seed. */
 export function noise(kind: 'cough' | 'line', ms: number, seed: number): Int16Array {
-  const out = new Int16Array((ms * SAMPLE_RATE) / 1000);
+  const out = new Int16Array((ms * CANONICAL_RATE) / 1000);
   let state = (seed * 2654435761) >>> 0 || 1;
   for (let n = 0; n < out.length; n++) {
     state ^= state << 13;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { publishLiveEvent } from '../../core/calls/live-events.ts';
-import { CallStreams } from '../../gateway/calls/handler.ts';
+import { CallStreams } from '../../gateway/calls/call-streams.ts';
 import { startGateway } from '../../gateway/server.ts';
 import { PipelineMetrics } from '../../pipeline/metrics.ts';
 import type { DrainableCalls } from '../drain.ts';

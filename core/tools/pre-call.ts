@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { VARIABLE_NAME } from '../calls/variables.ts';
 import type { CallRecord, CallVariables, Store } from '../store/types.ts';
 import type { ToolDefinition } from './definition.ts';
 import type { ToolRunner, ToolRunOutcome } from './runner.ts';
@@ -6,7 +7,6 @@ import type { ToolRunner, ToolRunOutcome } from './runner.ts';
 /** The limits of call variables (interface "Limits"), which pre_call results keep to as well. */
 const MAX_VARIABLES = 32;
 const MAX_VALUE_CHARS = 512;
-const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const MAX_REASON_CHARS = 200;
 
 export interface PreCallResult {

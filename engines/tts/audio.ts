@@ -2,15 +2,12 @@
  * Small stream helpers shared by the TTS providers: regrouping samples into fixed chunks, and turning a byte
  * stream of little-endian PCM16 into samples when reads may split a sample in two.
  */
-import { pcm16FromBytes } from '../../codecs/index.ts';
-
-/** Canonical TTS output rate (docs/architecture.md, "Media path"). */
-export const OUTPUT_RATE = 16_000;
+import { CANONICAL_RATE, pcm16FromBytes } from '../../codecs/index.ts';
 
 /** Chunk length the providers yield: short enough to start playout early, long enough to keep overhead low. */
 export const CHUNK_MS = 100;
 
-export const CHUNK_SAMPLES = (OUTPUT_RATE * CHUNK_MS) / 1000;
+export const CHUNK_SAMPLES = (CANONICAL_RATE * CHUNK_MS) / 1000;
 
 /** Regroups a stream of PCM16 pieces of any sizes into chunks of `size` samples; the last one may be shorter. */
 export class PcmChunker {

@@ -9,7 +9,7 @@ import { OpenAiSynthesizer, type OpenAiSynthesizerOptions } from './providers/op
 import { type TtsEngineName, VoiceRouter } from './router.ts';
 import type { TextToSpeech } from './types.ts';
 
-export { CHUNK_MS, OUTPUT_RATE } from './audio.ts';
+export { CHUNK_MS } from './audio.ts';
 export { type Voice, VoiceCatalogue } from './catalogue.ts';
 export {
   ESPEAK_DEFAULT_WPM,

@@ -27,7 +27,7 @@ import {
   type SessionOutcome,
 } from '../../pipeline/session.ts';
 import type { TranscriptTurn } from '../../pipeline/transcript.ts';
-import type { StreamContext } from '../handler.ts';
+import type { StreamContext } from '../media-handler.ts';
 import { browserEventOf, callStatusEvent } from '../web/events.ts';
 
 export interface CallRunDeps {

@@ -1,18 +1,4 @@
-import {
-  asNumber,
-  asObject,
-  asString,
-  audioEvent,
-  Base64Decoder,
-  base64AudioMessages,
-  control,
-  encoderFor,
-  field,
-  InboundAudio,
-  type JsonObject,
-  OutboundAudio,
-  parseJsonObject,
-} from './common.ts';
+import { audioEvent, base64AudioMessages, encoderFor, InboundAudio, OutboundAudio } from './audio-edges.ts';
 import type {
   CarrierEvent,
   CarrierEventSink,
@@ -21,6 +7,16 @@ import type {
   MediaFormat,
   WireMessage,
 } from './types.ts';
+import {
+  asNumber,
+  asObject,
+  asString,
+  Base64Decoder,
+  control,
+  field,
+  type JsonObject,
+  parseJsonObject,
+} from './wire.ts';
 
 /**
  * What Twilio, Exotel and Plivo media streams share: JSON text messages only, base64 audio inside a `media`

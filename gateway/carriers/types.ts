@@ -1,4 +1,4 @@
-import type { StreamEvent } from '../handler.ts';
+import type { StreamEvent } from '../media-handler.ts';
 
 /**
  * One interface for every media protocol the gateway speaks (docs/architecture.md, "Carriers and engines"). An adapter is a

@@ -4,9 +4,9 @@
  */
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { echoHandler } from '../handlers/echo.ts';
 import { startGateway } from '../server.ts';
 import { MemoryTokenClaims, StreamTokens } from '../tokens.ts';
+import { echoHandler } from './echo-handler.ts';
 
 const allowFallback = process.argv[2] === '1';
 try {

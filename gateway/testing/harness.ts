@@ -3,12 +3,18 @@ import { Registry } from 'prom-client';
 import WebSocket from 'ws';
 import { type Clock, systemClock } from '../../core/clock.ts';
 import type { CarrierName } from '../carriers/types.ts';
-import type { MediaHandler, MediaHandlerFactory, PlaybackAck, StreamContext, StreamEnd } from '../handler.ts';
-import { echoHandler } from '../handlers/echo.ts';
 import type { GatewayLimits } from '../limits.ts';
+import type {
+  MediaHandler,
+  MediaHandlerFactory,
+  PlaybackAck,
+  StreamContext,
+  StreamEnd,
+} from '../media-handler.ts';
 import type { StreamSummary } from '../media-session.ts';
 import { type Gateway, type GatewayOptions, startGateway } from '../server.ts';
 import { MemoryTokenClaims, StreamTokens } from '../tokens.ts';
+import { echoHandler } from './echo-handler.ts';
 
 /** Test support: a gateway on port 0 with captured logs, a WebSocket client that records, a recording handler. */
 

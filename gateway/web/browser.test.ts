@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { writeWav } from '../../codecs/index.ts';
-import type { MediaHandlerFactory } from '../handler.ts';
+import type { MediaHandlerFactory } from '../media-handler.ts';
 import { concat, rms, sine, toneShare } from '../testing/audio.ts';
 import { chromiumMissing, launchChromium } from '../testing/chromium.ts';
 import {

@@ -1,6 +1,6 @@
 import type { LiveCallEvent } from '../../core/calls/live-events.ts';
 import type { CallRecord } from '../../core/store/types.ts';
-import type { StreamEvent } from '../handler.ts';
+import type { StreamEvent } from '../media-handler.ts';
 
 /**
  * What the browser on a web call is told about it (PROTOCOL.md "Call events"): the live events the API streams

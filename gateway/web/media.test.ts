@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { OpusCodec, pcm16FromBytes, pcm16ToBytes } from '../../codecs/index.ts';
-import type { MediaHandlerFactory } from '../handler.ts';
+import type { MediaHandlerFactory } from '../media-handler.ts';
 import { concat, sine, toneShare } from '../testing/audio.ts';
 import {
   type RecordedEvent,

@@ -1,17 +1,12 @@
 import { OpusCodec } from '../../codecs/index.ts';
 import {
-  asNumber,
-  asString,
   audioMs,
-  control,
   encoderFor,
   InboundAudio,
   isSupportedRate,
-  type JsonObject,
   MAX_MESSAGE_AUDIO_MS,
   OutboundAudio,
-  parseJsonObject,
-} from '../carriers/common.ts';
+} from '../carriers/audio-edges.ts';
 import type {
   AdapterContext,
   AudioEncoding,
@@ -21,7 +16,8 @@ import type {
   MediaFormat,
   WireMessage,
 } from '../carriers/types.ts';
-import type { StreamEvent } from '../handler.ts';
+import { asNumber, asString, control, type JsonObject, parseJsonObject } from '../carriers/wire.ts';
+import type { StreamEvent } from '../media-handler.ts';
 
 /**
  * The browser web-call protocol at `/web/{call_id}?token=...`; `PROTOCOL.md` beside this file is its

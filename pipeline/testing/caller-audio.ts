@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { readWav } from '../../codecs/index.ts';
+import { CANONICAL_RATE, readWav } from '../../codecs/index.ts';
 import type { VoiceRouter } from '../../engines/tts/index.ts';
 
 const SAMPLES_PER_MS = 16;
@@ -93,7 +93,7 @@ export function coughLike(): Int16Array {
     for (let n = 0; n < length; n++) {
       seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff;
       const noise = (seed / 0x7fffffff) * 2 - 1;
-      const t = n / 16_000;
+      const t = n / CANONICAL_RATE;
       let voiced = 0;
       for (let h = 1; h <= 6; h++) voiced += Math.sin(2 * Math.PI * 160 * h * t) / h;
       const envelope = Math.sin((Math.PI * n) / length);

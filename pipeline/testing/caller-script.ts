@@ -5,6 +5,8 @@
  * mostly: so the fake transcribes correctly however the STT cut the speech into requests.
  */
 
+import { CANONICAL_RATE } from '../../codecs/index.ts';
+
 /** An utterance counts as said in a request that holds at least this share of it. */
 const COVERED_SHARE = 0.5;
 
@@ -15,7 +17,7 @@ interface Utterance {
 }
 
 export class CallerScript {
-  private fed = new Int16Array(16_000 * 60);
+  private fed = new Int16Array(CANONICAL_RATE * 60);
   private length = 0;
   private readonly utterances: Utterance[] = [];
 

@@ -190,7 +190,8 @@ describe('a PostgreSQL outage of a few seconds', { skip: !databaseUrl && 'DATABA
     while (receiver.processed.size < expected && Date.now() < until) await sleep(100);
     // An attempt that reached the receiver while the database was away records itself when the database is
     // back, at its next try (the record's retries back off to 2 s apart): wait for the records, not a fixed time.
-    const audited = () => auditWorkspace(databaseUrl as string, platform.databaseSchema as string, workspaceId);
+    const audited = () =>
+      auditWorkspace(databaseUrl as string, platform.databaseSchema as string, workspaceId);
     let audit = await audited();
     while (audit.eventStatuses.get('delivered') !== expected && Date.now() < until) {
       await sleep(200);

@@ -17,7 +17,7 @@ import OpenAI, {
   APIUserAbortError,
   toFile,
 } from 'openai';
-import { writeWav } from '../../../codecs/index.ts';
+import { CANONICAL_RATE, writeWav } from '../../../codecs/index.ts';
 import { EngineError, isEngineError } from '../../errors.ts';
 import type { VoiceActivityDetector } from '../../vad/types.ts';
 import { iso639_1 } from '../language.ts';
@@ -25,8 +25,6 @@ import { type VadSegmentationOptions, VadSegmentedStream } from '../stream-adapt
 import type { SpeechToText, SttCapabilities, SttStream, SttStreamOptions } from '../types.ts';
 
 export const OPENAI_STT_ENGINE = 'stt:openai';
-
-const SAMPLE_RATE = 16_000;
 
 export interface OpenAiTranscriberOptions {
   /** API root including `/v1`; default `https://api.openai.com/v1`. */
@@ -112,7 +110,7 @@ export class OpenAiTranscriber implements SpeechToText {
     options: SttStreamOptions,
   ): Promise<{ text: string; language?: string }> {
     if (audio.length === 0) return { text: '' };
-    const wav = writeWav({ sampleRate: SAMPLE_RATE, channels: [audio] });
+    const wav = writeWav({ sampleRate: CANONICAL_RATE, channels: [audio] });
     const language = iso639_1(options.language);
     try {
       return await this.#attempt(wav, language, options.signal);

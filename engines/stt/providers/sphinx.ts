@@ -20,7 +20,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeWav } from '../../../codecs/index.ts';
+import { CANONICAL_RATE, writeWav } from '../../../codecs/index.ts';
 import { EngineError } from '../../errors.ts';
 import type { VoiceActivityDetector } from '../../vad/types.ts';
 import { isEnglish } from '../language.ts';
@@ -34,8 +34,6 @@ import type { SpeechToText, SttCapabilities, SttStream, SttStreamOptions } from 
 import { SphinxDecoderPool, sphinxAddon } from './sphinx-resident.ts';
 
 export const SPHINX_STT_ENGINE = 'stt:sphinx';
-
-const SAMPLE_RATE = 16_000;
 
 export type SphinxLanguageModel = 'general' | 'agent-calls';
 
@@ -189,7 +187,7 @@ export class SphinxTranscriber implements SpeechToText, IncrementalTranscriber {
     const dir = await mkdtemp(path.join(tmpdir(), 'voiceagent-sphinx-'));
     try {
       const file = path.join(dir, 'utterance.wav');
-      await writeFile(file, writeWav({ sampleRate: SAMPLE_RATE, channels: [audio] }));
+      await writeFile(file, writeWav({ sampleRate: CANONICAL_RATE, channels: [audio] }));
       const text = await this.#decode(file, options.signal);
       return { text, language: options.language };
     } finally {
@@ -227,7 +225,7 @@ export class SphinxTranscriber implements SpeechToText, IncrementalTranscriber {
       '-dict',
       dict!,
       '-samprate',
-      String(SAMPLE_RATE),
+      String(CANONICAL_RATE),
     ];
     // The decoder logs to stderr at length; `-logfn /dev/null` would hide its errors too, so stderr is kept
     // (and only its tail reported).
@@ -292,7 +290,7 @@ function residentPool(modelDir: string, model: SphinxLanguageModel): SphinxDecod
     '-dict',
     dict!,
     '-samprate',
-    String(SAMPLE_RATE),
+    String(CANONICAL_RATE),
     ...RESIDENT_SEARCH_ARGS,
   ];
   const key = args.join('\0');

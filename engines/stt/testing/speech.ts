@@ -4,13 +4,12 @@
  * Debian `espeak-ng` package) for engines that actually recognise words.
  */
 import { spawnSync } from 'node:child_process';
-import { Resampler, readWav } from '../../../codecs/index.ts';
+import { CANONICAL_RATE, Resampler, readWav } from '../../../codecs/index.ts';
 
-export const SAMPLE_RATE = 16_000;
 export const FRAME_SAMPLES = 320;
 
 export function silence(ms: number): Int16Array {
-  return new Int16Array((ms * SAMPLE_RATE) / 1000);
+  return new Int16Array((ms * CANONICAL_RATE) / 1000);
 }
 
 /**
@@ -18,16 +17,16 @@ export function silence(ms: number): Int16Array {
  * for `ms`. The gaps are what real speech has between syllables, so an adaptive noise floor stays low.
  */
 export function syntheticSpeech(ms: number): Int16Array {
-  const out = new Int16Array((ms * SAMPLE_RATE) / 1000);
-  const syllable = (250 * SAMPLE_RATE) / 1000;
-  const voiced = (180 * SAMPLE_RATE) / 1000;
+  const out = new Int16Array((ms * CANONICAL_RATE) / 1000);
+  const syllable = (250 * CANONICAL_RATE) / 1000;
+  const voiced = (180 * CANONICAL_RATE) / 1000;
   for (let n = 0; n < out.length; n++) {
     const inSyllable = n % syllable;
     if (inSyllable >= voiced) {
       out[n] = ((n * 7919) % 7) - 3;
       continue;
     }
-    const t = n / SAMPLE_RATE;
+    const t = n / CANONICAL_RATE;
     const envelope = Math.sin((Math.PI * inSyllable) / voiced);
     let v = 0;
     for (let h = 1; h <= 6; h++) v += Math.sin(2 * Math.PI * 140 * h * t) / h;
@@ -78,8 +77,8 @@ export function espeak(text: string, options: { voice?: string; wordsPerMinute?:
   }
   const wav = readWav(run.stdout);
   const speech = wav.channels[0]!;
-  if (wav.sampleRate === SAMPLE_RATE) return speech;
-  const resampler = new Resampler(wav.sampleRate, SAMPLE_RATE);
+  if (wav.sampleRate === CANONICAL_RATE) return speech;
+  const resampler = new Resampler(wav.sampleRate, CANONICAL_RATE);
   return concat(resampler.process(speech), resampler.flush());
 }
 

@@ -7,9 +7,9 @@
  * `Resampler` across the whole text, in 100 ms chunks. The first chunk is ready after the first ~100 ms of the
  * first sentence is synthesized, typically a few milliseconds of CPU.
  */
-import { Resampler } from '../../../codecs/index.ts';
+import { CANONICAL_RATE, Resampler } from '../../../codecs/index.ts';
 import { EngineError, isEngineError } from '../../errors.ts';
-import { OUTPUT_RATE, PcmChunker } from '../audio.ts';
+import { PcmChunker } from '../audio.ts';
 import { splitSentences } from '../sentences.ts';
 import type { SynthesisRequest, TextToSpeech, TtsCapabilities } from '../types.ts';
 import { ESPEAK_DEFAULT_WPM, ESPEAK_RATE } from './espeak-protocol.ts';
@@ -64,7 +64,7 @@ export class EspeakSynthesizer implements TextToSpeech {
       firstClauseMinChars: 0,
       maxChars: this.#maxJobChars,
     });
-    const resampler = new Resampler(ESPEAK_RATE, OUTPUT_RATE);
+    const resampler = new Resampler(ESPEAK_RATE, CANONICAL_RATE);
     const chunker = new PcmChunker();
     let delivered = false;
     try {

@@ -10,9 +10,9 @@
  * The SDK's own retries are off by default: a live call's fallback policy belongs to the caller.
  */
 import OpenAI, { APIConnectionError, APIError } from 'openai';
-import { Resampler } from '../../../codecs/index.ts';
+import { CANONICAL_RATE, Resampler } from '../../../codecs/index.ts';
 import { EngineError, isEngineError } from '../../errors.ts';
-import { OUTPUT_RATE, Pcm16ByteStream, PcmChunker } from '../audio.ts';
+import { Pcm16ByteStream, PcmChunker } from '../audio.ts';
 import { packSentences } from '../sentences.ts';
 import type { SynthesisRequest, TextToSpeech, TtsCapabilities } from '../types.ts';
 
@@ -81,7 +81,7 @@ export class OpenAiSynthesizer implements TextToSpeech {
     if (speed !== undefined && !(speed >= MIN_SPEED && speed <= MAX_SPEED)) {
       throw refused(`speed must be within ${MIN_SPEED}-${MAX_SPEED}, got ${speed}`);
     }
-    const resampler = new Resampler(PCM_RATE, OUTPUT_RATE);
+    const resampler = new Resampler(PCM_RATE, CANONICAL_RATE);
     const chunker = new PcmChunker();
     let delivered = false;
     for (const input of packSentences(text, MAX_INPUT_CHARS)) {

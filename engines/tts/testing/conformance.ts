@@ -7,9 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { measureLevel } from '../../../codecs/index.ts';
+import { CANONICAL_RATE, measureLevel } from '../../../codecs/index.ts';
 import { isEngineError } from '../../errors.ts';
-import { OUTPUT_RATE } from '../audio.ts';
 import type { SynthesisRequest, TextToSpeech } from '../types.ts';
 
 export interface TtsConformanceSubject {
@@ -52,7 +51,7 @@ export async function collect(stream: AsyncIterable<Int16Array>): Promise<Collec
     samples.set(chunk, offset);
     offset += chunk.length;
   }
-  return { chunks, samples, durationMs: (samples.length / OUTPUT_RATE) * 1000 };
+  return { chunks, samples, durationMs: (samples.length / CANONICAL_RATE) * 1000 };
 }
 
 /** Speech takes between 4 and 40 characters a second (code points: Indic marks count), plus some padding. */

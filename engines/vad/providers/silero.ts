@@ -1,4 +1,5 @@
 import { type InferenceSession, Tensor } from 'onnxruntime-node';
+import { CANONICAL_RATE } from '../../../codecs/index.ts';
 import { EngineError } from '../../errors.ts';
 import type { VadStream, VoiceActivityDetector } from '../types.ts';
 import { DEFAULT_SILENCE_GATE_DBFS, SilenceGate } from './silence-gate.ts';
@@ -33,7 +34,6 @@ const INPUT_SAMPLES = SILERO_CONTEXT_SAMPLES + SILERO_WINDOW_SAMPLES;
 const STATE_LAYERS = 2;
 const STATE_WIDTH = 128;
 const STATE_SIZE = STATE_LAYERS * STATE_WIDTH;
-const SAMPLE_RATE_HZ = 16000;
 /** PCM16 full scale: the model was trained on float audio in -1..1. */
 const PCM16_SCALE = 32768;
 
@@ -105,7 +105,7 @@ export class SileroVad implements VoiceActivityDetector {
   readonly #session: InferenceSession;
   readonly #maxBatch: number;
   readonly #gateDbfs: number | null;
-  readonly #sampleRate = new Tensor('int64', BigInt64Array.from([BigInt(SAMPLE_RATE_HZ)]), []);
+  readonly #sampleRate = new Tensor('int64', BigInt64Array.from([BigInt(CANONICAL_RATE)]), []);
   /** One run's input and state, for the largest batch; a run uses their first `batch` rows. */
   readonly #batchInput: Float32Array;
   readonly #batchState: Float32Array;

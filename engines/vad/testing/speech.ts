@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { CANONICAL_RATE } from '../../../codecs/index.ts';
 import { Resampler } from '../../../codecs/resample.ts';
 import { requiredInCi } from '../../../codecs/testing/ci.ts';
 import { readWav } from '../../../codecs/wav.ts';
@@ -13,8 +14,7 @@ import { readWav } from '../../../codecs/wav.ts';
  */
 
 const INSTALL_HINT = 'install it with `apt-get update && apt-get install -y espeak-ng`';
-export const RATE_HZ = 16000;
-const SAMPLES_PER_MS = RATE_HZ / 1000;
+const SAMPLES_PER_MS = CANONICAL_RATE / 1000;
 
 function espeakInstalled(): boolean {
   return spawnSync('espeak-ng', ['--version'], { encoding: 'utf8' }).status === 0;
@@ -39,8 +39,8 @@ export function speak(text: string, voice = 'en-us', wordsPerMinute = 160): Int1
     if (run.status !== 0) throw new Error(`espeak-ng failed (${run.status}): ${run.stderr}`);
     const wav = readWav(readFileSync(file));
     const mono = wav.channels[0]!;
-    if (wav.sampleRate === RATE_HZ) return mono;
-    const resampler = new Resampler(wav.sampleRate, RATE_HZ);
+    if (wav.sampleRate === CANONICAL_RATE) return mono;
+    const resampler = new Resampler(wav.sampleRate, CANONICAL_RATE);
     const body = resampler.process(mono);
     const tail = resampler.flush();
     // Drop the filter's run-in so sample n of the result is time n / 16 kHz of the original.
@@ -93,7 +93,7 @@ export function tone(ms: number, freqHz: number, rmsDbfs: number): Int16Array {
   const out = new Int16Array(Math.round(ms * SAMPLES_PER_MS));
   const amplitude = 32768 * 10 ** (rmsDbfs / 20) * Math.SQRT2;
   for (let n = 0; n < out.length; n++)
-    out[n] = Math.round(amplitude * Math.sin((2 * Math.PI * freqHz * n) / RATE_HZ));
+    out[n] = Math.round(amplitude * Math.sin((2 * Math.PI * freqHz * n) / CANONICAL_RATE));
   return out;
 }
 

@@ -1,17 +1,16 @@
+import { bytesPerSample, isSupportedRate } from '../audio-edges.ts';
+import { JsonStreamMedia } from '../json-stream.ts';
+import type { AdapterContext, CarrierEvent, CarrierMedia, MediaFormat } from '../types.ts';
 import {
   asNumber,
   asObject,
   asString,
-  bytesPerSample,
   field,
-  isSupportedRate,
   type JsonObject,
   parseEncoding,
   stringMap,
   takeToken,
-} from '../common.ts';
-import { JsonStreamMedia } from '../json-stream.ts';
-import type { AdapterContext, CarrierEvent, CarrierMedia, MediaFormat } from '../types.ts';
+} from '../wire.ts';
 
 /**
  * Exotel voicebot stream (bidirectional). Snake_case fields whose shape varies between Exotel's own documents,

@@ -1,3 +1,5 @@
+import { JsonStreamMedia } from '../json-stream.ts';
+import type { AdapterContext, CarrierEvent, CarrierMedia, MediaFormat } from '../types.ts';
 import {
   asNumber,
   asObject,
@@ -8,9 +10,7 @@ import {
   parseHeaderList,
   stringMap,
   takeToken,
-} from '../common.ts';
-import { JsonStreamMedia } from '../json-stream.ts';
-import type { AdapterContext, CarrierEvent, CarrierMedia, MediaFormat } from '../types.ts';
+} from '../wire.ts';
 
 /**
  * Plivo audio streams (`<Stream bidirectional="true" contentType=...>`). Numbers are real numbers here, but

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { createTextToSpeech, type VoiceRouter } from '../../../engines/tts/index.ts';
-import { ToneDetector, type ToneEvent } from '../../../pipeline/tone.ts';
+import { ToneDetector, type ToneEvent } from '../../../pipeline/voicemail/tone.ts';
 import { startTestGateway, type TestGateway, waitForSummary } from '../../testing/harness.ts';
 import { BEEP, HANG_UP_AFTER_MS } from './behaviour.ts';
 import { SandboxCarrier } from './originate.ts';

@@ -66,7 +66,7 @@ export const VOICEMAIL_GREETING = 'Hi, you have reached Sam. Please leave a mess
 /** Pause between the greeting and the beep. */
 export const GREETING_TO_BEEP_MS = 300;
 /**
- * The machine's beep: a steady tone inside the band `pipeline/tone.ts` looks for (400-2,000 Hz), loud enough
+ * The machine's beep: a steady tone inside the band `pipeline/voicemail/tone.ts` looks for (400-2,000 Hz), loud enough
  * (above -40 dBFS) and much longer than its 7 frames.
  */
 export const BEEP = { frequencyHz: 1000, durationMs: 500, level: 0.3 } as const;

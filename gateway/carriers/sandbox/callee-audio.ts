@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { Framer, mulawEncode, Resampler } from '../../../codecs/index.ts';
+import { CANONICAL_RATE, Framer, mulawEncode, Resampler } from '../../../codecs/index.ts';
 import type { VoiceRouter } from '../../../engines/tts/index.ts';
 import { FRAME_SAMPLES, MULAW_SILENCE } from './playback.ts';
 
@@ -11,7 +11,6 @@ import { FRAME_SAMPLES, MULAW_SILENCE } from './playback.ts';
 export type CarrierFrames = readonly Uint8Array[];
 
 const CARRIER_RATE = 8000;
-const TTS_RATE = 16_000;
 
 export const SILENCE_FRAME: Uint8Array = new Uint8Array(FRAME_SAMPLES).fill(MULAW_SILENCE);
 
@@ -35,7 +34,7 @@ export function toneFrames(tone: { frequencyHz: number; durationMs: number; leve
 
 /** TTS output (PCM16 16 kHz, any chunking) as carrier frames; the last one is completed with silence. */
 export function toCarrierFrames(pcm16k: Iterable<Int16Array>): CarrierFrames {
-  const resampler = new Resampler(TTS_RATE, CARRIER_RATE);
+  const resampler = new Resampler(CANONICAL_RATE, CARRIER_RATE);
   const framer = new Framer(FRAME_SAMPLES);
   const frames: Int16Array[] = [];
   for (const chunk of pcm16k) frames.push(...framer.push(resampler.process(chunk)));

@@ -1,4 +1,4 @@
-import { mulawDecode, Resampler } from '../../../codecs/index.ts';
+import { CANONICAL_RATE, mulawDecode, Resampler } from '../../../codecs/index.ts';
 import { EnergyVad, type EnergyVadStream } from '../../../engines/vad/providers/energy.ts';
 
 /**
@@ -10,7 +10,7 @@ const SPEECH_PROBABILITY = 0.5;
 const FRAME_MS = 20;
 
 export class AgentListener {
-  private readonly upsampler = new Resampler(8000, 16_000);
+  private readonly upsampler = new Resampler(8000, CANONICAL_RATE);
   private readonly vad: EnergyVadStream = new EnergyVad().createStream();
   private speechSinceReset = false;
   private quietMs = 0;

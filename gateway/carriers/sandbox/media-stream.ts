@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import WebSocket, { type RawData } from 'ws';
-import { asObject, asString, field } from '../common.ts';
+import { asObject, asString, field } from '../wire.ts';
 import { FrameClock } from './frame-clock.ts';
 import { AgentPlayback, type PlayedFrame } from './playback.ts';
 

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { pino } from 'pino';
 import { mulawDecode, Resampler } from '../../../codecs/index.ts';
 import { VoiceCatalogue, VoiceRouter } from '../../../engines/tts/index.ts';
-import { ToneDetector } from '../../../pipeline/tone.ts';
+import { ToneDetector } from '../../../pipeline/voicemail/tone.ts';
 import { sine } from '../../testing/audio.ts';
 import { AGENT_PAUSE_MS, BEEP, behaviourFor, GOODBYE_WAIT_MS, SILENT_AGENT_PROMPT_MS } from './behaviour.ts';
 import {

@@ -1,16 +1,16 @@
+import { isSupportedRate } from '../audio-edges.ts';
+import { JsonStreamMedia } from '../json-stream.ts';
+import type { AdapterContext, CarrierEvent, CarrierMedia, MediaFormat } from '../types.ts';
 import {
   asNumber,
   asObject,
   asString,
   field,
-  isSupportedRate,
   type JsonObject,
   parseEncoding,
   stringMap,
   takeToken,
-} from '../common.ts';
-import { JsonStreamMedia } from '../json-stream.ts';
-import type { AdapterContext, CarrierEvent, CarrierMedia, MediaFormat } from '../types.ts';
+} from '../wire.ts';
 
 /**
  * Twilio Media Streams, bidirectional (`<Connect><Stream>`). In: `connected`, `start` (token in

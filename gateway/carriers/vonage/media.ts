@@ -1,18 +1,4 @@
-import {
-  asNumber,
-  asObject,
-  asString,
-  audioEvent,
-  control,
-  encoderFor,
-  field,
-  InboundAudio,
-  type JsonObject,
-  OutboundAudio,
-  parseJsonObject,
-  rateFromContentType,
-  takeToken,
-} from '../common.ts';
+import { audioEvent, encoderFor, InboundAudio, OutboundAudio } from '../audio-edges.ts';
 import type {
   AdapterContext,
   CarrierEvent,
@@ -21,6 +7,17 @@ import type {
   MediaFormat,
   WireMessage,
 } from '../types.ts';
+import {
+  asNumber,
+  asObject,
+  asString,
+  control,
+  field,
+  type JsonObject,
+  parseJsonObject,
+  rateFromContentType,
+  takeToken,
+} from '../wire.ts';
 
 /**
  * Vonage voice WebSocket (NCCO `connect` to a `websocket` endpoint). The first text message is

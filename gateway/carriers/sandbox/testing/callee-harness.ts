@@ -2,7 +2,7 @@ import { type Logger, pino } from 'pino';
 import type { RingOutcome, RingOutcomeSink } from '../../../../core/calls/carrier.ts';
 import { testCallRecord } from '../../../../core/calls/testing/call-record.ts';
 import type { CallRecord } from '../../../../core/store/types.ts';
-import type { MediaHandler, MediaHandlerFactory, StreamContext } from '../../../handler.ts';
+import type { MediaHandler, MediaHandlerFactory, StreamContext } from '../../../media-handler.ts';
 import { rms } from '../../../testing/audio.ts';
 
 /** Test support for the sandbox carrier: an agent side that records each stream, a ring outcome log, calls. */

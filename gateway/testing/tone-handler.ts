@@ -1,4 +1,5 @@
-import type { MediaHandler, MediaHandlerFactory, StreamContext } from '../handler.ts';
+import { CANONICAL_RATE } from '../../codecs/index.ts';
+import type { MediaHandler, MediaHandlerFactory, StreamContext } from '../media-handler.ts';
 
 /**
  * Plays a sine tone when the stream starts and marks its end (`tone-1`, `tone-2`, ...); once a tone's mark
@@ -24,14 +25,12 @@ export const DEFAULT_TONE = {
   level: 0.3,
 } as const satisfies ToneOptions;
 
-const RATE = 16_000;
-
 export function toneSamples(frequencyHz: number, durationMs: number, level: number): Int16Array {
-  const n = Math.round((RATE * durationMs) / 1000);
+  const n = Math.round((CANONICAL_RATE * durationMs) / 1000);
   const samples = new Int16Array(n);
   const amplitude = Math.round(32767 * Math.min(1, Math.max(0, level)));
   for (let i = 0; i < n; i++)
-    samples[i] = Math.round(amplitude * Math.sin((2 * Math.PI * frequencyHz * i) / RATE));
+    samples[i] = Math.round(amplitude * Math.sin((2 * Math.PI * frequencyHz * i) / CANONICAL_RATE));
   return samples;
 }
 

@@ -8,9 +8,10 @@
  * Deterministic, with its buffers allocated once; time is ms of audio, given with every frame.
  */
 
-const SAMPLE_RATE = 16_000;
+import { CANONICAL_RATE } from '../../codecs/index.ts';
+
 const FFT_SIZE = 512;
-const BIN_HZ = SAMPLE_RATE / FFT_SIZE;
+const BIN_HZ = CANONICAL_RATE / FFT_SIZE;
 /** The telephone band (carriers' 8 kHz audio holds nothing above 4 kHz): the energy a tone is measured against. */
 const BAND_LOW_HZ = 100;
 const BAND_HIGH_HZ = 4000;
@@ -187,7 +188,7 @@ export class ToneDetector {
 
   /** One frame ending at `endMs`; at most one event. */
   push(frame: Int16Array, endMs: number): ToneEvent | null {
-    const startMs = endMs - (frame.length / SAMPLE_RATE) * 1000;
+    const startMs = endMs - (frame.length / CANONICAL_RATE) * 1000;
     const tone = this.analyzer.analyze(frame);
     const tonal =
       tone.tonality >= MIN_TONALITY &&

@@ -1,7 +1,7 @@
 import { onCallCommand } from '../../core/calls/control.ts';
 import { isTerminal } from '../../core/calls/state-machine.ts';
 import type { Coordinator, Unsubscribe } from '../../core/coord/types.ts';
-import type { MediaHandler, MediaHandlerFactory, StreamContext, StreamEvent } from '../handler.ts';
+import type { MediaHandler, MediaHandlerFactory, StreamContext, StreamEvent } from '../media-handler.ts';
 import { callStatusEvent } from '../web/events.ts';
 import { CallRun, type CallRunDeps } from './call-run.ts';
 

@@ -1,14 +1,10 @@
-import type { SttEvent, SttStream } from '../engines/stt/types.ts';
-import { SpeechSegmenter } from '../engines/vad/segmenter.ts';
-import type { VadStream, VoiceActivityDetector } from '../engines/vad/types.ts';
-import { SttAudioFeed } from './stt-feed.ts';
-import { requiredSilence } from './turn/end-of-turn.ts';
-import { Endpointer, type TurnEnd } from './turn/endpointing.ts';
-import {
-  type InterruptionEvent,
-  InterruptionPolicy,
-  type InterruptionSettings,
-} from './turn/interruption.ts';
+import type { SttEvent, SttStream } from '../../engines/stt/types.ts';
+import { SpeechSegmenter } from '../../engines/vad/segmenter.ts';
+import type { VadStream, VoiceActivityDetector } from '../../engines/vad/types.ts';
+import { SttAudioFeed } from '../stt-feed.ts';
+import { requiredSilence } from './end-of-turn.ts';
+import { Endpointer, type TurnEnd } from './endpointing.ts';
+import { type InterruptionEvent, InterruptionPolicy, type InterruptionSettings } from './interruption.ts';
 
 /**
  * A batch STT transcribes after the caller stops, so its final can arrive after the endpointer declared the

@@ -1,5 +1,5 @@
+import { normalizeWords } from '../turn/lexicon.ts';
 import { MIN_TONE_FRAMES, ToneDetector } from './tone.ts';
-import { normalizeWords } from './turn/lexicon.ts';
 
 /**
  * Answering machine detection, for the first seconds of a call: a voicemail greeting gives itself away by its

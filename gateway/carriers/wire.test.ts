@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { Base64Decoder } from './common.ts';
+import { Base64Decoder } from './wire.ts';
 
 test('Base64Decoder decodes as Buffer.from does, payload after payload, longer and shorter', () => {
   const decoder = new Base64Decoder();

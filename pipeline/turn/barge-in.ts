@@ -1,6 +1,6 @@
-import type { AgentBehavior } from '../core/agents/types.ts';
-import type { InterruptionEvent } from './turn/interruption.ts';
-import { findStopPhrase, isBackchannel, normalizeWords } from './turn/lexicon.ts';
+import type { AgentBehavior } from '../../core/agents/types.ts';
+import type { InterruptionEvent } from './interruption.ts';
+import { findStopPhrase, isBackchannel, normalizeWords } from './lexicon.ts';
 
 /**
  * Words that arrive once the caller has stopped talking over the agent (a batch STT transcribes only then) can

@@ -9,11 +9,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EventQueue } from '../engines/stt/event-queue.ts';
-import type { SttEvent, SttStream } from '../engines/stt/types.ts';
-import type { VadStream, VoiceActivityDetector } from '../engines/vad/types.ts';
-import type { TurnEnd } from './turn/endpointing.ts';
-import { CONTINUATION_FACTOR } from './turn/endpointing.ts';
+import { EventQueue } from '../../engines/stt/event-queue.ts';
+import type { SttEvent, SttStream } from '../../engines/stt/types.ts';
+import type { VadStream, VoiceActivityDetector } from '../../engines/vad/types.ts';
+import type { TurnEnd } from './endpointing.ts';
+import { CONTINUATION_FACTOR } from './endpointing.ts';
 import { type CallerTurn, LATE_FINAL_WAIT_MS, TurnTaking, UNCONFIRMED_WORDS_WAIT_MS } from './turn-taking.ts';
 
 const ENDPOINTING_MS = 500;

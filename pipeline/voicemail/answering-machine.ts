@@ -1,11 +1,11 @@
-import type { AgentSettings, VoicemailAction } from '../core/agents/types.ts';
-import { type CallVariables, substitute } from './dialog/index.ts';
+import type { AgentSettings, VoicemailAction } from '../../core/agents/types.ts';
+import { type CallVariables, substitute } from '../dialog/index.ts';
 import {
   messageMayStart,
   VoicemailDetector,
   type VoicemailEvidence,
   type VoicemailSignal,
-} from './voicemail.ts';
+} from './detector.ts';
 
 export interface AnsweringMachineHooks {
   /** A machine answered: the agent stops talking; with `hangup`, the call ends. */
@@ -21,7 +21,7 @@ export interface CallerActivity {
 }
 
 /**
- * The session's side of answering machines: feeds the detector (voicemail.ts) with frames and transcripts and,
+ * The session's side of answering machines: feeds the detector (detector.ts) with frames and transcripts and,
  * once a machine is found, applies the agent's `voicemail.action`: hang up at once, or wait for the beep (or the
  * greeting's end) and leave `voicemail.message`, its variables filled (the first message when it has none).
  */

@@ -1,4 +1,4 @@
-import type { MediaHandler, MediaHandlerFactory, StreamContext } from '../handler.ts';
+import type { MediaHandler, MediaHandlerFactory, StreamContext } from '../media-handler.ts';
 
 /**
  * Sends every inbound frame straight back (the gateway's loopback: for tests, the benchmark and the demo

@@ -5,9 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { espeakSkip, speak } from '../engines/vad/testing/speech.ts';
-import { beep, concat, dualTone, silence, sox } from './testing/caller-audio.ts';
-import { BEEP_MAX_HZ, BEEP_MIN_HZ, FrameAnalyzer, MIN_TONALITY } from './tone.ts';
+import { espeakSkip, speak } from '../../engines/vad/testing/speech.ts';
+import { beep, concat, dualTone, silence, sox } from '../testing/caller-audio.ts';
 import {
   findVoicemailCue,
   MAX_WAIT_FOR_MESSAGE_MS,
@@ -17,7 +16,8 @@ import {
   TRANSCRIPT_GRACE_MS,
   VoicemailDetector,
   type VoicemailSignal,
-} from './voicemail.ts';
+} from './detector.ts';
+import { BEEP_MAX_HZ, BEEP_MIN_HZ, FrameAnalyzer, MIN_TONALITY } from './tone.ts';
 
 const WINDOW_MS = 8000;
 
