@@ -5,12 +5,18 @@
  * test says. The model first sends arguments that break the tool's schema (the tool is not called; the model
  * reads why), then valid ones to a slow tool (the agent says a filler, then answers from the result), then
  * calls a tool that times out (the model reads the timeout). Every run is on `GET /v2/calls/{id}` as
- * `tool_calls` and a `tool.call` live event, on the API's event stream and on the browser's socket.
+ * `tool_calls` and a `tool.call` live event, on the API's event stream and on the browser's socket. The tool's
+ * secret reaches the API and no log line or database page.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
 import { WebCaller } from '../../bench/conversation/web-caller.ts';
 import { makeCertificates, type TestCertificates } from '../../core/events/testing/receiver.ts';
+import { SQLITE_FILE_NAME } from '../../core/store/index.ts';
 import { ToolServer } from '../../core/tools/testing/tool-server.ts';
 import {
   type ChatBody,
@@ -104,6 +110,7 @@ describe('on_call tools on calls', () => {
   });
 
   let question: Int16Array;
+  const logs: string[] = [];
 
   before(async () => {
     const voices = createTextToSpeech({ espeak: true });
@@ -127,8 +134,18 @@ describe('on_call tools on calls', () => {
         LLM_BASE_URL: llm.baseURL,
         LLM_API_KEY: 'test',
         LLM_MODEL: 'fake-model',
+        LOG_LEVEL: 'debug',
       },
       webhookCa: certs.caPem,
+      logger: pino(
+        { level: 'debug' },
+        new Writable({
+          write(chunk, _encoding, done) {
+            logs.push(String(chunk));
+            done();
+          },
+        }),
+      ),
     });
     api = client(p.url, p.apiKey);
     const secret = await api('POST', '/v2/secrets', { body: { name: 'crm_key', value: SECRET_VALUE } });
@@ -258,6 +275,24 @@ describe('on_call tools on calls', () => {
     const agentLines = events.filter((e) => e.type === 'agent.turn').map((e) => e.text);
     assert.ok(agentLines.includes(`${FILLER} ${ANSWER}`), JSON.stringify(agentLines));
     assert.ok(agentLines.includes(NO_ANSWER), JSON.stringify(agentLines));
+
+    // The secret reached the API; no log line and no database page holds it.
+    assert.equal(server.requestsTo('/orders')[0]?.headers.authorization, `Bearer ${SECRET_VALUE}`);
+    assert.ok(
+      logs.some((l) => l.includes('on_call tool run')),
+      'the runs were logged',
+    );
+    assert.equal(logs.join('').includes(SECRET_VALUE), false, 'a log line holds the secret');
+    for (const file of [SQLITE_FILE_NAME, `${SQLITE_FILE_NAME}-wal`]) {
+      const bytes = (() => {
+        try {
+          return readFileSync(path.join(p.dataDir, file));
+        } catch {
+          return Buffer.alloc(0);
+        }
+      })();
+      assert.equal(bytes.includes(SECRET_VALUE), false, `${file} holds the secret`);
+    }
   });
 });
 
