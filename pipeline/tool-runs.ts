@@ -16,6 +16,9 @@ export const PENDING_RESULT = JSON.stringify({
   error: 'the tool is still running',
 });
 
+/** Runs one call may have going at once; a model calling more at once gets an error for the rest. */
+export const MAX_CONCURRENT_RUNS = 4;
+
 export class ToolRuns {
   /** Each run still going, with how long a wait on it may be before a filler line. */
   private readonly running = new Map<Promise<void>, number>();
@@ -36,6 +39,11 @@ export class ToolRuns {
     const checked = checkArguments(tool, call.arguments);
     if (!checked.ok) {
       this.finish(message, this.tools.refused(tool, checked.error));
+      return;
+    }
+    if (this.running.size >= MAX_CONCURRENT_RUNS) {
+      const error = `too many tools at once: at most ${MAX_CONCURRENT_RUNS} run together`;
+      this.finish(message, this.tools.refused(tool, error));
       return;
     }
     message.content = PENDING_RESULT;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type ToolDefinition, validateTools } from './definition.ts';
-import { checkArguments, resultForModel, TOOL_RESULT_CHARS } from './on-call.ts';
+import { checkArguments, MAX_ARGUMENTS_CHARS, resultForModel, TOOL_RESULT_CHARS } from './on-call.ts';
 import type { ToolRunOutcome } from './runner.ts';
 
 const rules = { secrets: new Set<string>(), allowPrivate: false };
@@ -57,6 +57,10 @@ test("the model's arguments are checked against the tool's parameters", () => {
   assert.ok(!wrong.ok);
   assert.match(wrong.error, /\/order_id must be string/);
   assert.match(wrong.error, /must NOT have additional properties/);
+  assert.deepEqual(checkArguments(tool, `{"order_id":"${'1'.repeat(MAX_ARGUMENTS_CHARS)}"}`), {
+    ok: false,
+    error: `invalid arguments: more than ${MAX_ARGUMENTS_CHARS} characters`,
+  });
   const missing = checkArguments(tool, '');
   assert.ok(!missing.ok);
   assert.match(missing.error, /must have required property 'order_id'/);

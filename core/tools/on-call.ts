@@ -29,10 +29,15 @@ export function toolFunction(tool: ToolDefinition): FunctionSpec {
   };
 }
 
+/** The longest arguments (JSON text) a run is made with; a model writing more is refused. */
+export const MAX_ARGUMENTS_CHARS = 16_384;
+
 export type CheckedArguments = { ok: true; args: Record<string, unknown> } | { ok: false; error: string };
 
 /** The model's arguments (JSON text) parsed and checked against the tool's `parameters`. */
 export function checkArguments(tool: ToolDefinition, json: string): CheckedArguments {
+  if (json.length > MAX_ARGUMENTS_CHARS)
+    return { ok: false, error: `invalid arguments: more than ${MAX_ARGUMENTS_CHARS} characters` };
   let args: unknown;
   try {
     args = JSON.parse(json.trim() === '' ? '{}' : json);
