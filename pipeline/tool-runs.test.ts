@@ -48,9 +48,9 @@ const message = (): ChatMessage => ({ role: 'tool', content: '' });
 test('runs go on together up to a limit; the wait says the filler once, after the shortest delay', async () => {
   const { runs: r, ended } = runs();
   const messages = Array.from({ length: MAX_CONCURRENT_RUNS + 1 }, message);
-  messages.forEach((m, i) =>
-    r.start(tool(i === 2 ? 100 : 5_000, '/slower'), { id: `c${i}`, name: 'slow', arguments: '{}' }, m),
-  );
+  for (const [i, m] of messages.entries()) {
+    r.start(tool(i === 2 ? 100 : 5_000, '/slower'), { id: `c${i}`, name: 'slow', arguments: '{}' }, m);
+  }
   assert.equal(messages[0]?.content, PENDING_RESULT);
   assert.match(String(messages.at(-1)?.content), /too many tools at once/);
   const fillers: number[] = [];
