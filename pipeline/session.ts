@@ -1,4 +1,5 @@
 import type { AgentSettings, VoicemailAction } from '../core/agents/types.ts';
+import type { CallLatency, TurnLatency } from '../core/store/call-latency.ts';
 import type { ChatMessage, LanguageModel } from '../engines/llm/types.ts';
 import { isUnrecognizedSpeech, UNRECOGNIZED_SPEECH } from '../engines/llm/unrecognized-speech.ts';
 import { transcribesLanguage } from '../engines/stt/language.ts';
@@ -9,7 +10,6 @@ import { CallTime } from './call-time.ts';
 import { type CallVariables, createDialog, type Dialog, type DialogAction } from './dialog/index.ts';
 import { FailureCount, type FailureStage, fallbackLine } from './fallback.ts';
 import { type LatencyAccount, LatencyLog } from './latency.ts';
-import type { LatencySummary, TurnLatency } from './metrics.ts';
 import type { PlayoutSink } from './playout.ts';
 import type { CallRecorder } from './recorder.ts';
 import { generateReply, type Speaker } from './reply.ts';
@@ -69,7 +69,7 @@ export type SessionEvent =
 export interface SessionOutcome {
   reason: SessionEndReason;
   transcript: readonly TranscriptTurn[];
-  latency: LatencySummary | null;
+  latency: CallLatency | null;
   extracted: Readonly<Record<string, unknown>>;
   /** Call time when media ended, ms. */
   durationMs: number;

@@ -1,4 +1,4 @@
-import type { ToolPhase } from '../agents/types.ts';
+import { TOOL_METHODS, type ToolDefinition, type ToolMethod, type ToolPhase } from '../agents/types.ts';
 import type { ErrorDetail } from '../errors.ts';
 import { isInternalHostName } from '../net/address-policy.ts';
 import { schemaProblems } from './json-schema.ts';
@@ -19,8 +19,6 @@ export const TOOL_LIMITS = {
 } as const;
 
 export const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
-export const TOOL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-export type ToolMethod = (typeof TOOL_METHODS)[number];
 const PHASES: readonly ToolPhase[] = ['pre_call', 'on_call', 'post_call'];
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
 /** Headers the runner sets itself. */
@@ -33,25 +31,6 @@ const RESERVED_HEADERS = new Set([
 ]);
 const TOOL_FIELDS = new Set(['name', 'phase', 'description', 'parameters', 'request', 'timeout_ms']);
 const REQUEST_FIELDS = new Set(['method', 'url', 'headers', 'body']);
-
-/** A tool as stored on the agent once it passed validation, defaults filled in. */
-export interface ToolDefinition {
-  name: string;
-  phase: ToolPhase;
-  description?: string;
-  /** JSON Schema of the arguments (on_call only). */
-  parameters?: Record<string, unknown>;
-  request: {
-    method: ToolMethod;
-    /** Template; scheme and host are literal. */
-    url: string;
-    /** Header values are templates. */
-    headers: Record<string, string>;
-    /** Any JSON; every string in it is a template. Absent for post_call tools (they send the call). */
-    body?: unknown;
-  };
-  timeout_ms: number;
-}
 
 export interface ToolRules {
   /** The workspace's secret names. */
