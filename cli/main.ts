@@ -9,6 +9,7 @@ export const USAGE = `voiceagent: run and operate the voice agent platform
   voiceagent serve [--roles api,gateway,worker]
   voiceagent workspace create --name NAME [--mode sandbox|production] [--balance-inr N]
   voiceagent workspace queued-events WORKSPACE_ID on|off
+  voiceagent workspace campaigns WORKSPACE_ID on|off
   voiceagent key create WORKSPACE_ID
   voiceagent key revoke KEY_OR_KEY_ID
   voiceagent wallet topup WORKSPACE_ID --inr N

@@ -102,7 +102,16 @@ export function buildOpenApi(registry: RouteRegistry, options: { serverUrl?: str
         ? {
             requestBody: {
               required: !route.bodyOptional,
-              content: { 'application/json': { schema: toSchema(route.body, 'input') } },
+              content: {
+                'application/json': { schema: toSchema(route.body, 'input') },
+                ...(route.streamedBody
+                  ? {
+                      [route.streamedBody.contentType]: {
+                        schema: { type: 'string', description: route.streamedBody.description },
+                      },
+                    }
+                  : {}),
+              },
             },
           }
         : {}),

@@ -8,6 +8,7 @@ export const ID_PREFIXES = {
   agent: 'agt',
   call: 'call',
   campaign: 'cmp',
+  contact: 'cnt',
   pool: 'ppl',
   event: 'evt',
   flowTest: 'frf',

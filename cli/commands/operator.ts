@@ -42,12 +42,17 @@ function parseRupees(text: string | undefined, flag: string, options: { positive
 
 /**
  * `workspace create --name NAME [--mode sandbox|production] [--balance-inr N]`,
- * `workspace queued-events WORKSPACE_ID on|off`
+ * `workspace queued-events|campaigns WORKSPACE_ID on|off`
  */
 export async function runWorkspaceCommand(config: Config, args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub === 'queued-events') return runQueuedEventsCommand(config, rest);
-  if (sub !== 'create') throw new UsageError('workspace: expected "create" or "queued-events"');
+  const toggle = WORKSPACE_SWITCHES.find((s) => s.command === sub);
+  if (toggle) return runSwitchCommand(config, toggle, rest);
+  if (sub !== 'create') {
+    throw new UsageError(
+      `workspace: expected "create" or one of ${WORKSPACE_SWITCHES.map((s) => `"${s.command}"`).join(', ')}`,
+    );
+  }
   const { values } = parseArgs({
     args: rest,
     options: { name: { type: 'string' }, mode: { type: 'string' }, 'balance-inr': { type: 'string' } },
@@ -67,16 +72,33 @@ export async function runWorkspaceCommand(config: Config, args: string[]): Promi
   return 0;
 }
 
-/** `call.queued` events are opt-in per workspace (interface "v2 call webhooks"); the operator turns them on. */
-async function runQueuedEventsCommand(config: Config, args: string[]): Promise<number> {
+/** A per-workspace feature the operator turns on or off. */
+interface WorkspaceSwitch {
+  command: string;
+  field: string;
+  set: (store: Store, workspaceId: string, enabled: boolean) => Promise<void>;
+}
+
+const WORKSPACE_SWITCHES: readonly WorkspaceSwitch[] = [
+  // `call.queued` events are opt-in per workspace (interface "v2 call webhooks").
+  {
+    command: 'queued-events',
+    field: 'queued_events',
+    set: (store, id, on) => store.workspaces.setQueuedEvents(id, on),
+  },
+  // Campaigns and the do-not-call list: on by default; off, their routes answer 503 campaigns_unavailable.
+  { command: 'campaigns', field: 'campaigns', set: (store, id, on) => store.workspaces.setCampaigns(id, on) },
+];
+
+async function runSwitchCommand(config: Config, toggle: WorkspaceSwitch, args: string[]): Promise<number> {
   const [workspaceId, setting, ...extra] = args;
   if (!workspaceId || (setting !== 'on' && setting !== 'off') || extra.length > 0) {
-    throw new UsageError('workspace queued-events: expected WORKSPACE_ID on|off');
+    throw new UsageError(`workspace ${toggle.command}: expected WORKSPACE_ID on|off`);
   }
   return withStore(config, async (store) => {
     if (!(await store.workspaces.get(workspaceId))) throw new Error(`no workspace ${workspaceId}`);
-    await store.workspaces.setQueuedEvents(workspaceId, setting === 'on');
-    print({ workspace_id: workspaceId, queued_events: setting === 'on' });
+    await toggle.set(store, workspaceId, setting === 'on');
+    print({ workspace_id: workspaceId, [toggle.field]: setting === 'on' });
     return 0;
   });
 }

@@ -57,6 +57,29 @@ export function resolveCursor(query: ListQuery, kind: IdKind): string | undefine
   throw new ApiError('invalid_request', 'cursor: is not a next_cursor of this list');
 }
 
+/**
+ * The key to continue after in a list ordered by a natural key (a secret's name, a listed number) rather than
+ * an id: from `starting_after` or an opaque `cursor`, each checked against `pattern`.
+ */
+export function resolveKeyCursor(
+  query: { starting_after?: string | undefined; cursor?: string | undefined },
+  pattern: RegExp,
+): string | undefined {
+  if (query.starting_after && query.cursor) {
+    throw new ApiError('invalid_request', 'cursor: send either cursor or starting_after, not both');
+  }
+  if (query.starting_after) return query.starting_after;
+  if (!query.cursor) return undefined;
+  try {
+    const decoded: unknown = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8'));
+    const after = (decoded as { after?: unknown }).after;
+    if (typeof after === 'string' && pattern.test(after)) return after;
+  } catch {
+    // falls through to the error below
+  }
+  throw new ApiError('invalid_request', 'cursor: is not a next_cursor of this list');
+}
+
 export interface ListBody<T> {
   object: 'list';
   data: T[];

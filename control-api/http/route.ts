@@ -30,6 +30,11 @@ export interface RouteSpec<P extends AnyObjectSchema, Q extends AnyObjectSchema,
   body?: B;
   /** Body may be absent (empty POST); validated when present. */
   bodyOptional?: boolean;
+  /**
+   * Another content type the route takes as a stream (its scope registers a parser that passes the request
+   * through): such a body is not validated here, the handler reads `request.body` itself.
+   */
+  streamedBody?: StreamedBody;
   responses: Record<number, RouteResponse>;
   /** Error codes this route can answer, besides the ones every authenticated route can. */
   errors: readonly ErrorCode[];
@@ -43,6 +48,11 @@ export interface RouteSpec<P extends AnyObjectSchema, Q extends AnyObjectSchema,
   }) => Promise<unknown>;
 }
 
+export interface StreamedBody {
+  contentType: string;
+  description: string;
+}
+
 export interface RegisteredRoute {
   method: Method;
   url: string;
@@ -54,6 +64,7 @@ export interface RegisteredRoute {
   query?: z.ZodType;
   body?: z.ZodType;
   bodyOptional: boolean;
+  streamedBody?: StreamedBody;
   responses: Record<number, RouteResponse>;
   errors: readonly ErrorCode[];
 }
@@ -104,6 +115,7 @@ export function defineRoute<
     query: spec.query,
     body: spec.body,
     bodyOptional: spec.bodyOptional ?? false,
+    ...(spec.streamedBody ? { streamedBody: spec.streamedBody } : {}),
     responses: spec.responses,
     errors: spec.errors,
   });
@@ -115,7 +127,7 @@ export function defineRoute<
       const params = spec.params ? parseOrThrow(spec.params, request.params, '', 'path parameter') : {};
       const query = spec.query ? parseOrThrow(spec.query, request.query ?? {}, '', 'query parameter') : {};
       let body: unknown;
-      if (spec.body) {
+      if (spec.body && !isStreamed(request, spec.streamedBody)) {
         // An absent body and an empty one (even with a JSON Content-Type) are the same: no body.
         const raw = request.body;
         if (raw === undefined && !spec.bodyOptional) {
@@ -135,4 +147,11 @@ export function defineRoute<
       return result;
     },
   });
+}
+
+function isStreamed(request: FastifyRequest, streamed: StreamedBody | undefined): boolean {
+  return (
+    streamed !== undefined &&
+    (request.headers['content-type'] ?? '').toLowerCase().startsWith(streamed.contentType)
+  );
 }

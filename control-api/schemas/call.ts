@@ -1,28 +1,23 @@
 import { z } from 'zod';
 import { MAX_DURATION_SECS } from '../../core/calls/admission.ts';
+import { CALL_LIMITS, VARIABLE_NAME } from '../../core/calls/variables.ts';
 import { idPattern } from '../../core/ids.ts';
 import { callLatencySchema } from '../../core/store/call-latency.ts';
 import { CALL_STATUSES, type CallStatus } from '../../core/store/call-types.ts';
 import { listQuery } from '../http/pagination.ts';
 import { timestamp } from './common.ts';
 
-/** Interface "Limits": payload ceilings of `POST /v2/calls`. */
-export const CALL_LIMITS = {
-  variables: 32,
-  variableValueChars: 512,
-  webhookUrlChars: 2_048,
-} as const;
+export { CALL_LIMITS };
 
 const E164 = /^\+[1-9]\d{6,14}$/;
 const agentId = z.string().max(64).regex(idPattern('agent'), 'must be an agent id (agt_...)');
-const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 const variableValue = z.union(
   [z.string().max(CALL_LIMITS.variableValueChars), z.number(), z.boolean(), z.null()],
   { error: 'must be a string, number, boolean or null (variables are a flat map)' },
 );
 
-const variables = z
+export const variables = z
   .record(z.string().regex(VARIABLE_NAME), variableValue, {
     error: (issue) =>
       issue.code === 'invalid_key'
@@ -44,7 +39,7 @@ function isHttpsUrl(value: string): boolean {
   }
 }
 
-const webhookUrl = z
+export const webhookUrl = z
   .string()
   .max(CALL_LIMITS.webhookUrlChars)
   .refine(isHttpsUrl, { message: 'must be an https:// URL' })

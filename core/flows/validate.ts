@@ -8,6 +8,7 @@ import {
   type NodeType,
   type ToolDefinition,
 } from '../agents/types.ts';
+import { VARIABLE_NAME } from '../calls/variables.ts';
 import type { ErrorDetail } from '../errors.ts';
 
 /** Limits of a flow graph; a graph past them is refused with `invalid_flow`. */
@@ -26,7 +27,6 @@ export const FLOW_LIMITS = {
 
 /** Edge labels become function names offered to the language model. */
 const FUNCTION_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
-const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const EXTRACTION_TYPES = ['string', 'number', 'integer', 'boolean'] as const;
 const NODE_FIELDS = new Set([
   'name',

@@ -19,6 +19,8 @@ export interface WorkspacesTable {
   name: string;
   mode: WorkspaceMode;
   queued_events_enabled: number;
+  /** 0 when the operator turned campaigns (and the do-not-call list) off for the workspace. */
+  campaigns_enabled: number;
   created_at: number;
 }
 
@@ -196,6 +198,51 @@ export interface CallToolRunsTable {
   duration_ms: number;
 }
 
+export interface DncEntriesTable {
+  workspace_id: string;
+  /** E.164. */
+  number: string;
+  reason: string | null;
+  /** `api` or `opt_out`. */
+  source: string;
+  /** The call on which the caller opted out; null for numbers listed through the API. */
+  call_id: string | null;
+  created_at: number;
+}
+
+export interface CampaignsTable {
+  id: string;
+  workspace_id: string;
+  /** JSON of the campaign's settings (see core/campaigns/settings.ts). */
+  settings: string;
+  status: string;
+  pause_reason: string | null;
+  spent_paise: number;
+  held_paise: number;
+  next_window_at: number | null;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+export interface CampaignContactsTable {
+  id: string;
+  campaign_id: string;
+  workspace_id: string;
+  to_number: string;
+  /** JSON map of the contact's call variables. */
+  variables: string;
+  status: string;
+  attempts: number;
+  /** JSON array of the contact's call ids, oldest first. */
+  call_ids: string;
+  next_attempt_at: number | null;
+  /** The CSV upload that wrote the row; null once it is committed, and for JSON additions. */
+  upload_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -211,4 +258,7 @@ export interface Database {
   events: EventsTable;
   tool_secrets: ToolSecretsTable;
   call_tool_runs: CallToolRunsTable;
+  dnc_entries: DncEntriesTable;
+  campaigns: CampaignsTable;
+  campaign_contacts: CampaignContactsTable;
 }

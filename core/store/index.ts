@@ -8,6 +8,8 @@ import { migrateToLatest } from './migrations/index.ts';
 import { AgentStore } from './repos/agents.ts';
 import { ApiKeyStore } from './repos/api-keys.ts';
 import { CallStore } from './repos/calls.ts';
+import { CampaignStore } from './repos/campaigns.ts';
+import { DncStore } from './repos/dnc.ts';
 import { EventStore } from './repos/events.ts';
 import { IdempotencyStore } from './repos/idempotency.ts';
 import { SecretStore } from './repos/secrets.ts';
@@ -44,6 +46,8 @@ function repositories(scope: Scope): Repositories {
     events: new EventStore(scope),
     toolSecrets: new ToolSecretStore(scope),
     toolRuns: new ToolRunStore(scope),
+    dnc: new DncStore(scope),
+    campaigns: new CampaignStore(scope),
   };
 }
 
@@ -58,6 +62,8 @@ class SqlStore implements Store {
   readonly events: Repositories['events'];
   readonly toolSecrets: Repositories['toolSecrets'];
   readonly toolRuns: Repositories['toolRuns'];
+  readonly dnc: Repositories['dnc'];
+  readonly campaigns: Repositories['campaigns'];
 
   constructor(
     private readonly scope: Scope,
@@ -74,6 +80,8 @@ class SqlStore implements Store {
     this.events = repos.events;
     this.toolSecrets = repos.toolSecrets;
     this.toolRuns = repos.toolRuns;
+    this.dnc = repos.dnc;
+    this.campaigns = repos.campaigns;
   }
 
   get dialect(): DialectName {

@@ -4,10 +4,14 @@
  * Times are epoch milliseconds; money is integer paise.
  */
 import type { CallRepo, EventRepo } from './call-types.ts';
+import type { CampaignRepo } from './campaign-types.ts';
+import type { DncRepo } from './dnc-types.ts';
 import type { ToolRunRepo, ToolSecretRepo } from './tool-types.ts';
 import type { JsonObject, Page } from './values.ts';
 
 export * from './call-types.ts';
+export * from './campaign-types.ts';
+export * from './dnc-types.ts';
 export * from './tool-types.ts';
 
 export type { JsonObject, Page } from './values.ts';
@@ -19,6 +23,8 @@ export interface Workspace {
   mode: WorkspaceMode;
   /** Operator-enabled `call.queued` events. */
   queuedEventsEnabled: boolean;
+  /** Campaigns and the do-not-call list; on unless the operator turned them off. */
+  campaignsEnabled: boolean;
   createdAt: number;
 }
 
@@ -48,6 +54,7 @@ export interface WorkspaceRepo {
   get(id: string): Promise<Workspace | undefined>;
   count(): Promise<number>;
   setQueuedEvents(id: string, enabled: boolean): Promise<void>;
+  setCampaigns(id: string, enabled: boolean): Promise<void>;
 }
 
 export interface ApiKeyRepo {
@@ -278,6 +285,8 @@ export interface Repositories {
   readonly events: EventRepo;
   readonly toolSecrets: ToolSecretRepo;
   readonly toolRuns: ToolRunRepo;
+  readonly dnc: DncRepo;
+  readonly campaigns: CampaignRepo;
 }
 
 export interface Store extends Repositories {

@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import { storedTools } from '../agents/stored.ts';
 import type { ToolDefinition } from '../agents/types.ts';
+import { VARIABLE_NAME } from '../calls/variables.ts';
 import type { CallRecord, CallVariables, Store } from '../store/types.ts';
 import type { ToolRunner, ToolRunOutcome } from './runner.ts';
 
 /** The limits of call variables (interface "Limits"), which pre_call results keep to as well. */
 const MAX_VARIABLES = 32;
 const MAX_VALUE_CHARS = 512;
-const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const MAX_REASON_CHARS = 200;
 
 export interface PreCallResult {

@@ -112,8 +112,8 @@ describe('contract, voices, health, metrics', () => {
     const api = client(p.url, p.apiKey);
     for (const [method, path] of [
       ['POST', '/v2/agents/flow/refine'],
-      ['GET', '/v2/campaigns'],
-      ['POST', '/v2/dnc'],
+      ['GET', '/v2/transcriptions'],
+      ['POST', '/v2/speech'],
       ['DELETE', '/v2/phone-pools/ppl_01JAAAAAAAAAAAAAAAAAAAAAAA'],
     ] as const) {
       const r = await api(method, path, method === 'GET' || method === 'DELETE' ? {} : { body: {} });

@@ -88,6 +88,9 @@ for (const backend of await backends()) {
       assert.equal(queued.code, 0, queued.stderr);
       assert.deepEqual(JSON.parse(queued.stdout), { workspace_id: ws.workspace_id, queued_events: true });
       assert.equal((await run('workspace', 'queued-events', 'ws_01JAAAAAAAAAAAAAAAAAAAAAAA', 'on')).code, 1);
+      const campaigns = await run('workspace', 'campaigns', ws.workspace_id, 'off');
+      assert.equal(campaigns.code, 0, campaigns.stderr);
+      assert.deepEqual(JSON.parse(campaigns.stdout), { workspace_id: ws.workspace_id, campaigns: false });
 
       assert.equal((await run('key', 'revoke', created.api_key)).code, 0);
       assert.equal((await run('key', 'revoke', 'sk_live_ffffffffffffffffffffffffffffffff')).code, 1);
@@ -99,6 +102,7 @@ for (const backend of await backends()) {
         ['workspace', 'create', '--name', 'x', '--mode', 'live'],
         ['workspace', 'create', '--name', 'x', '--balance-inr', 'lots'],
         ['workspace', 'queued-events', ws.workspace_id, 'maybe'],
+        ['workspace', 'campaigns', ws.workspace_id],
         ['wallet', 'topup', ws.workspace_id, '--inr', '-5'],
         ['wallet', 'topup', ws.workspace_id, '--inr', '1.234'],
         ['wallet', 'topup', ws.workspace_id],

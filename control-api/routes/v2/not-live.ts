@@ -9,8 +9,6 @@ import type { RouteRegistry } from '../../http/route.ts';
  */
 const NOT_LIVE: ReadonlyArray<{ prefix: string; what: string }> = [
   { prefix: '/agents/flow', what: 'flow drafting, transcription and tests' },
-  { prefix: '/campaigns', what: 'campaigns' },
-  { prefix: '/dnc', what: 'the do-not-call list' },
   { prefix: '/phone-numbers', what: 'phone numbers' },
   { prefix: '/phone-pools', what: 'phone pools' },
   { prefix: '/telephony', what: 'number rental' },

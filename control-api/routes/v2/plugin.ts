@@ -1,14 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import { AgentService } from '../../../core/agents/service.ts';
+import { DncList } from '../../../core/campaigns/dnc.ts';
+import { CampaignService } from '../../../core/campaigns/service.ts';
+import { announceThrough } from '../../../core/events/announce.ts';
 import { SecretCipher } from '../../../core/secrets/cipher.ts';
 import { SecretService } from '../../../core/secrets/service.ts';
 import type { ApiDeps } from '../../app.ts';
 import type { RouteRegistry } from '../../http/route.ts';
 import { registerBearerAuth } from '../../plugins/auth.ts';
+import { registerCampaignsSwitch } from '../../plugins/campaigns-switch.ts';
 import { setEnvelopeErrorHandler, setEnvelopeNotFound } from '../../plugins/errors.ts';
 import { registerRateLimit } from '../../plugins/rate-limit.ts';
 import { registerAgentRoutes } from './agents.ts';
 import { registerCallRoutes } from './calls.ts';
+import { registerCampaignRoutes } from './campaigns.ts';
+import { registerDncRoutes } from './dnc.ts';
 import { registerLiveCallRoutes } from './live-calls.ts';
 import { registerNotLiveRoutes } from './not-live.ts';
 import { registerAgentRevisionRoutes } from './revisions.ts';
@@ -29,6 +35,7 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
       setEnvelopeErrorHandler(v2, { bodyLimitBytes: deps.config.bodyLimitBytes });
       setEnvelopeNotFound(v2);
       registerBearerAuth(v2, deps.store.apiKeys);
+      registerCampaignsSwitch(v2, deps.store);
       registerRateLimit(v2, deps.coord, {
         ratePerSec: deps.config.apiRatePerSec,
         burst: deps.config.apiRateBurst,
@@ -45,6 +52,8 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
       registerWalletRoutes(v2, registry, deps.store);
       registerCallRoutes(v2, registry, deps);
       registerLiveCallRoutes(v2, registry, deps);
+      registerDncRoutes(v2, registry, new DncList(deps.store));
+      registerCampaignRoutes(v2, registry, new CampaignService(deps.store, announceThrough(deps.coord)));
       registerNotLiveRoutes(v2, registry);
     },
     { prefix: V2_PREFIX },

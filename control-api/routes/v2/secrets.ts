@@ -1,14 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { isoTime } from '../../../core/clock.ts';
-import { ApiError } from '../../../core/errors.ts';
 import {
   SECRET_LIMITS,
   SECRET_NAME,
   type SecretInfo,
   type SecretService,
 } from '../../../core/secrets/service.ts';
-import { listBody, listEnvelope, pageCursor, pageLimit } from '../../http/pagination.ts';
+import { listBody, listEnvelope, pageCursor, pageLimit, resolveKeyCursor } from '../../http/pagination.ts';
 import { type RouteDefinition, type RouteRegistry, registerRoutes, route } from '../../http/route.ts';
 import { timestamp } from '../../schemas/common.ts';
 
@@ -37,26 +36,6 @@ const secretBody = (s: SecretInfo) => ({
   created_at: isoTime(s.createdAt),
   updated_at: isoTime(s.updatedAt),
 });
-
-/** The name a list page continues after, from `starting_after` or an opaque `cursor`. */
-function afterOf(query: {
-  starting_after?: string | undefined;
-  cursor?: string | undefined;
-}): string | undefined {
-  if (query.starting_after && query.cursor) {
-    throw new ApiError('invalid_request', 'cursor: send either cursor or starting_after, not both');
-  }
-  if (query.starting_after) return query.starting_after;
-  if (!query.cursor) return undefined;
-  try {
-    const after = (JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8')) as { after?: unknown })
-      .after;
-    if (typeof after === 'string' && SECRET_NAME.test(after)) return after;
-  } catch {
-    // falls through
-  }
-  throw new ApiError('invalid_request', 'cursor: is not a next_cursor of this list');
-}
 
 const tag = 'Secrets';
 
@@ -105,7 +84,7 @@ function listSecretsRoute(secrets: SecretService): RouteDefinition {
     responses: { 200: { description: 'A page of secrets', schema: listEnvelope(secretSchema) } },
     errors: ['invalid_request'],
     handler: async ({ auth, query }) => {
-      const after = afterOf(query);
+      const after = resolveKeyCursor(query, SECRET_NAME);
       const page = await secrets.list(auth.workspaceId, { limit: query.limit, ...(after ? { after } : {}) });
       return listBody(page.items.map(secretBody), page.hasMore, (s) => s.name);
     },

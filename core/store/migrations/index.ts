@@ -3,6 +3,8 @@ import type { Database } from '../db.ts';
 import * as foundation from './0001_foundation.ts';
 import * as callsEvents from './0002_calls_events.ts';
 import * as toolsSecrets from './0003_tools_secrets.ts';
+import * as dnc from './0004_dnc.ts';
+import * as campaigns from './0006_campaigns.ts';
 
 /**
  * Every migration, in order, listed statically (no folder scan: the list is what ships). Append new ones with
@@ -12,6 +14,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_calls_events': callsEvents,
   '0003_tools_secrets': toolsSecrets,
+  '0004_dnc': dnc,
+  '0006_campaigns': campaigns,
 };
 
 const provider: MigrationProvider = {

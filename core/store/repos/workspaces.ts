@@ -9,6 +9,7 @@ function toWorkspace(row: WorkspacesTable): Workspace {
     name: row.name,
     mode: row.mode,
     queuedEventsEnabled: row.queued_events_enabled === 1,
+    campaignsEnabled: row.campaigns_enabled !== 0,
     createdAt: row.created_at,
   };
 }
@@ -24,6 +25,7 @@ export class WorkspaceStore implements WorkspaceRepo {
       name: input.name,
       mode: input.mode,
       queued_events_enabled: 0,
+      campaigns_enabled: 1,
       created_at: now,
     };
     await this.scope.transaction(async ({ db }) => {
@@ -57,6 +59,14 @@ export class WorkspaceStore implements WorkspaceRepo {
     await this.scope.db
       .updateTable('workspaces')
       .set({ queued_events_enabled: enabled ? 1 : 0 })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async setCampaigns(id: string, enabled: boolean): Promise<void> {
+    await this.scope.db
+      .updateTable('workspaces')
+      .set({ campaigns_enabled: enabled ? 1 : 0 })
       .where('id', '=', id)
       .execute();
   }

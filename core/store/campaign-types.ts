@@ -1,0 +1,94 @@
+import type {
+  CampaignSettings,
+  CampaignStatus,
+  CampaignVariables,
+  ContactStatus,
+  PauseReason,
+} from '../campaigns/settings.ts';
+import type { Page } from './values.ts';
+
+export interface CampaignRecord {
+  id: string;
+  workspaceId: string;
+  settings: CampaignSettings;
+  status: CampaignStatus;
+  pauseReason: PauseReason | null;
+  spentPaise: number;
+  heldPaise: number;
+  nextWindowAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface ContactRecord {
+  id: string;
+  campaignId: string;
+  to: string;
+  variables: CampaignVariables;
+  status: ContactStatus;
+  attempts: number;
+  callIds: string[];
+  nextAttemptAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewContact {
+  to: string;
+  variables: CampaignVariables;
+}
+
+/** Progress of a campaign's contacts: how many in each status, and calls placed (every attempt). */
+export interface ContactTally {
+  byStatus: Record<ContactStatus, number>;
+  attempts: number;
+}
+
+/** Why contacts cannot be added: the campaign is gone, or stopped/completed. */
+export type ContactsRefusal = 'missing' | 'closed';
+
+export interface CampaignRepo {
+  create(workspaceId: string, settings: CampaignSettings): Promise<CampaignRecord>;
+  get(workspaceId: string, id: string): Promise<CampaignRecord | undefined>;
+  /** Newest first, after `after` (an id). */
+  list(
+    workspaceId: string,
+    options: { limit: number; after?: string; status?: CampaignStatus },
+  ): Promise<Page<CampaignRecord>>;
+  /** Replaces the settings unless the campaign is running (`running`). */
+  update(
+    workspaceId: string,
+    id: string,
+    settings: CampaignSettings,
+  ): Promise<CampaignRecord | 'running' | undefined>;
+  /** Marks it deleted unless it is running. */
+  remove(workspaceId: string, id: string): Promise<'deleted' | 'running' | undefined>;
+  /** Moves it to `to` when its status is one of `from`; `conflict` otherwise. */
+  transition(
+    workspaceId: string,
+    id: string,
+    from: readonly CampaignStatus[],
+    to: CampaignStatus,
+    pauseReason: PauseReason | null,
+  ): Promise<CampaignRecord | 'conflict' | undefined>;
+  tally(campaignId: string): Promise<ContactTally>;
+  /**
+   * Adds contacts (numbers already in the campaign are duplicates, skipped) in one transaction. With an
+   * `uploadId` they are held back as part of that upload until `commitUpload`.
+   */
+  addContacts(
+    workspaceId: string,
+    campaignId: string,
+    contacts: readonly NewContact[],
+    uploadId?: string,
+  ): Promise<{ accepted: number; duplicates: number } | ContactsRefusal>;
+  /** Makes an upload's contacts callable at once; refused when the campaign closed meanwhile. */
+  commitUpload(workspaceId: string, campaignId: string, uploadId: string): Promise<true | ContactsRefusal>;
+  /** Removes the contacts of an upload that failed. */
+  discardUpload(campaignId: string, uploadId: string): Promise<void>;
+  listContacts(
+    workspaceId: string,
+    campaignId: string,
+    options: { limit: number; after?: string; status?: ContactStatus },
+  ): Promise<Page<ContactRecord>>;
+}

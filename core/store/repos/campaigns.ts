@@ -1,0 +1,287 @@
+import {
+  CAMPAIGN_STATUSES,
+  type CampaignSettings,
+  type CampaignStatus,
+  CONTACT_STATUSES,
+  type ContactStatus,
+  campaignSettingsOf,
+  PAUSE_REASONS,
+  type PauseReason,
+} from '../../campaigns/settings.ts';
+import { newId } from '../../ids.ts';
+import type {
+  CampaignRecord,
+  CampaignRepo,
+  ContactRecord,
+  ContactsRefusal,
+  ContactTally,
+  NewContact,
+} from '../campaign-types.ts';
+import type { CampaignContactsTable, CampaignsTable } from '../db.ts';
+import { assertLimit, toPage } from '../page.ts';
+import type { Executor, Scope } from '../scope.ts';
+import type { Page } from '../values.ts';
+
+/** Rows per INSERT: far below SQLite's bound on parameters in one statement (12 a row). */
+const INSERT_CHUNK = 500;
+/** Contacts of an upload in progress: written, not yet callable, never shown. */
+const UPLOADING = 'uploading';
+
+const oneOf = <T extends string>(values: readonly T[], value: string, fallback: T): T =>
+  (values as readonly string[]).includes(value) ? (value as T) : fallback;
+
+const toCampaign = (row: CampaignsTable): CampaignRecord => ({
+  id: row.id,
+  workspaceId: row.workspace_id,
+  settings: campaignSettingsOf(row.settings),
+  status: oneOf(CAMPAIGN_STATUSES, row.status, 'paused'),
+  pauseReason: row.pause_reason === null ? null : oneOf(PAUSE_REASONS, row.pause_reason, 'requested'),
+  spentPaise: Number(row.spent_paise),
+  heldPaise: Number(row.held_paise),
+  nextWindowAt: row.next_window_at === null ? null : Number(row.next_window_at),
+  createdAt: Number(row.created_at),
+  updatedAt: Number(row.updated_at),
+});
+
+const toContact = (row: CampaignContactsTable): ContactRecord => ({
+  id: row.id,
+  campaignId: row.campaign_id,
+  to: row.to_number,
+  variables: JSON.parse(row.variables) as ContactRecord['variables'],
+  status: oneOf(CONTACT_STATUSES, row.status, 'pending'),
+  attempts: row.attempts,
+  callIds: JSON.parse(row.call_ids) as string[],
+  nextAttemptAt: row.next_attempt_at === null ? null : Number(row.next_attempt_at),
+  createdAt: Number(row.created_at),
+  updatedAt: Number(row.updated_at),
+});
+
+/** Campaigns and their contacts. Deleted campaigns stay in the table but are never returned. */
+export class CampaignStore implements CampaignRepo {
+  constructor(private readonly scope: Scope) {}
+
+  async create(workspaceId: string, settings: CampaignSettings): Promise<CampaignRecord> {
+    const now = this.scope.now;
+    const row: CampaignsTable = {
+      id: newId('campaign', now),
+      workspace_id: workspaceId,
+      settings: JSON.stringify(settings),
+      status: 'paused',
+      pause_reason: 'not_started',
+      spent_paise: 0,
+      held_paise: 0,
+      next_window_at: null,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    };
+    await this.scope.db.insertInto('campaigns').values(row).execute();
+    return toCampaign(row);
+  }
+
+  async get(workspaceId: string, id: string): Promise<CampaignRecord | undefined> {
+    const row = await live(this.scope.db, workspaceId, id).selectAll().executeTakeFirst();
+    return row ? toCampaign(row) : undefined;
+  }
+
+  async list(
+    workspaceId: string,
+    options: { limit: number; after?: string; status?: CampaignStatus },
+  ): Promise<Page<CampaignRecord>> {
+    const limit = assertLimit(options.limit);
+    const { after, status } = options;
+    const rows = await this.scope.db
+      .selectFrom('campaigns')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('deleted_at', 'is', null)
+      .$if(status !== undefined, (q) => q.where('status', '=', status ?? ''))
+      .$if(after !== undefined, (q) => q.where('id', '<', after ?? ''))
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
+    return toPage(rows, limit, toCampaign);
+  }
+
+  update(
+    workspaceId: string,
+    id: string,
+    settings: CampaignSettings,
+  ): Promise<CampaignRecord | 'running' | undefined> {
+    return this.scope.transaction(async (tx) => {
+      const { db, now } = tx;
+      const row = await lockLive(tx, workspaceId, id);
+      if (!row) return undefined;
+      if (row.status === 'play') return 'running';
+      const updated = { ...row, settings: JSON.stringify(settings), updated_at: now };
+      await db
+        .updateTable('campaigns')
+        .set({ settings: updated.settings, updated_at: now })
+        .where('id', '=', id)
+        .execute();
+      return toCampaign(updated);
+    });
+  }
+
+  remove(workspaceId: string, id: string): Promise<'deleted' | 'running' | undefined> {
+    return this.scope.transaction(async (tx) => {
+      const { db, now } = tx;
+      const row = await lockLive(tx, workspaceId, id);
+      if (!row) return undefined;
+      if (row.status === 'play') return 'running';
+      await db.updateTable('campaigns').set({ deleted_at: now }).where('id', '=', id).execute();
+      return 'deleted';
+    });
+  }
+
+  transition(
+    workspaceId: string,
+    id: string,
+    from: readonly CampaignStatus[],
+    to: CampaignStatus,
+    pauseReason: PauseReason | null,
+  ): Promise<CampaignRecord | 'conflict' | undefined> {
+    return this.scope.transaction(async (tx) => {
+      const { db, now } = tx;
+      const row = await lockLive(tx, workspaceId, id);
+      if (!row) return undefined;
+      if (!(from as readonly string[]).includes(row.status)) return 'conflict';
+      await db
+        .updateTable('campaigns')
+        .set({ status: to, pause_reason: pauseReason, updated_at: now })
+        .where('id', '=', id)
+        .execute();
+      return toCampaign({ ...row, status: to, pause_reason: pauseReason, updated_at: now });
+    });
+  }
+
+  async tally(campaignId: string): Promise<ContactTally> {
+    const rows = await this.scope.db
+      .selectFrom('campaign_contacts')
+      .select((eb) => ['status', eb.fn.countAll<number>().as('n'), eb.fn.sum<number>('attempts').as('tried')])
+      .where('campaign_id', '=', campaignId)
+      .groupBy('status')
+      .execute();
+    const byStatus = Object.fromEntries(CONTACT_STATUSES.map((s) => [s, 0])) as Record<ContactStatus, number>;
+    let attempts = 0;
+    for (const row of rows) {
+      if (row.status === UPLOADING) continue;
+      const status = oneOf(CONTACT_STATUSES, row.status, 'pending');
+      byStatus[status] += Number(row.n);
+      attempts += Number(row.tried ?? 0);
+    }
+    return { byStatus, attempts };
+  }
+
+  addContacts(
+    workspaceId: string,
+    campaignId: string,
+    contacts: readonly NewContact[],
+    uploadId?: string,
+  ): Promise<{ accepted: number; duplicates: number } | ContactsRefusal> {
+    return this.scope.transaction(async (tx) => {
+      const { db, now } = tx;
+      const refusal = await openForContacts(tx, workspaceId, campaignId);
+      if (refusal) return refusal;
+      const distinct = new Map<string, NewContact>();
+      for (const contact of contacts) if (!distinct.has(contact.to)) distinct.set(contact.to, contact);
+      const unique = [...distinct.values()];
+      let accepted = 0;
+      for (let start = 0; start < unique.length; start += INSERT_CHUNK) {
+        const rows: CampaignContactsTable[] = unique.slice(start, start + INSERT_CHUNK).map((c) => ({
+          id: newId('contact', now),
+          campaign_id: campaignId,
+          workspace_id: workspaceId,
+          to_number: c.to,
+          variables: JSON.stringify(c.variables),
+          status: uploadId ? UPLOADING : 'pending',
+          attempts: 0,
+          call_ids: '[]',
+          next_attempt_at: null,
+          upload_id: uploadId ?? null,
+          created_at: now,
+          updated_at: now,
+        }));
+        const inserted = await db
+          .insertInto('campaign_contacts')
+          .values(rows)
+          .onConflict((oc) => oc.columns(['campaign_id', 'to_number']).doNothing())
+          .returning('id')
+          .execute();
+        accepted += inserted.length;
+      }
+      await db.updateTable('campaigns').set({ updated_at: now }).where('id', '=', campaignId).execute();
+      return { accepted, duplicates: contacts.length - accepted };
+    });
+  }
+
+  commitUpload(workspaceId: string, campaignId: string, uploadId: string): Promise<true | ContactsRefusal> {
+    return this.scope.transaction(async (tx) => {
+      const { db, now } = tx;
+      const refusal = await openForContacts(tx, workspaceId, campaignId);
+      if (refusal) return refusal;
+      await db
+        .updateTable('campaign_contacts')
+        .set({ status: 'pending', upload_id: null, updated_at: now })
+        .where('campaign_id', '=', campaignId)
+        .where('upload_id', '=', uploadId)
+        .execute();
+      return true;
+    });
+  }
+
+  async discardUpload(campaignId: string, uploadId: string): Promise<void> {
+    await this.scope.db
+      .deleteFrom('campaign_contacts')
+      .where('campaign_id', '=', campaignId)
+      .where('upload_id', '=', uploadId)
+      .execute();
+  }
+
+  async listContacts(
+    workspaceId: string,
+    campaignId: string,
+    options: { limit: number; after?: string; status?: ContactStatus },
+  ): Promise<Page<ContactRecord>> {
+    const limit = assertLimit(options.limit);
+    const { after, status } = options;
+    const rows = await this.scope.db
+      .selectFrom('campaign_contacts')
+      .selectAll()
+      .where('campaign_id', '=', campaignId)
+      .where('workspace_id', '=', workspaceId)
+      .where('status', status === undefined ? '!=' : '=', status ?? UPLOADING)
+      .$if(after !== undefined, (q) => q.where('id', '>', after ?? ''))
+      .orderBy('id', 'asc')
+      .limit(limit + 1)
+      .execute();
+    return toPage(rows, limit, toContact);
+  }
+}
+
+function live(db: Executor, workspaceId: string, id: string) {
+  return db
+    .selectFrom('campaigns')
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where('deleted_at', 'is', null);
+}
+
+/** The campaign row, locked for the rest of the transaction on PostgreSQL (SQLite has one writer anyway). */
+function lockLive(scope: Scope, workspaceId: string, id: string): Promise<CampaignsTable | undefined> {
+  return live(scope.db, workspaceId, id)
+    .selectAll()
+    .$if(scope.isPostgres, (q) => q.forUpdate())
+    .executeTakeFirst();
+}
+
+async function openForContacts(
+  scope: Scope,
+  workspaceId: string,
+  campaignId: string,
+): Promise<ContactsRefusal | undefined> {
+  const row = await lockLive(scope, workspaceId, campaignId);
+  if (!row) return 'missing';
+  if (row.status === 'stopped' || row.status === 'completed') return 'closed';
+  return undefined;
+}
