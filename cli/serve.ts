@@ -17,6 +17,7 @@ import { createLogger } from '../core/logger.ts';
 import { SecretCipher } from '../core/secrets/cipher.ts';
 import { SecretService } from '../core/secrets/service.ts';
 import type { Store } from '../core/store/types.ts';
+import { judgeNumberAfterCall } from '../core/telephony/health.ts';
 import { PostCallTools } from '../core/tools/post-call.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
 import { bootstrapFirstWorkspace } from './bootstrap.ts';
@@ -134,7 +135,14 @@ async function buildSharedParts(
   const lifecycle = new CallLifecycle({
     store,
     slots,
-    afterSettle: postCallTools,
+    afterSettle: {
+      // A number's health is judged in the settlement's transaction, before its post_call deliveries.
+      eventsFor: async (repos, call, object, now) => {
+        const change = await judgeNumberAfterCall(repos, call, now);
+        if (change) logger.info({ phone_number_id: change.id, health: change.to }, 'phone number rests');
+        return postCallTools.eventsFor(repos, call, object, now);
+      },
+    },
     announce: announceThrough(coord),
     onSettled: (call) => logger.info(callEndedLine(call), 'call ended'),
     clock,

@@ -4,6 +4,8 @@ import { CallRecovery } from '../../core/calls/recovery.ts';
 import { WebhookDispatcher } from '../../core/events/dispatcher.ts';
 import { SecretCipher } from '../../core/secrets/cipher.ts';
 import { SecretService } from '../../core/secrets/service.ts';
+import { NumberRenewals } from '../../core/telephony/renewals.ts';
+import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { PreCallTools } from '../../core/tools/pre-call.ts';
 import { ToolRunner } from '../../core/tools/runner.ts';
 import type { DrainableCalls } from '../drain.ts';
@@ -53,6 +55,7 @@ export async function startWorkerRole(
   await dialer.start();
   teardown.add(() => dialer.stop());
   await startRecoverySweeps(parts, teardown);
+  startNumberRenewals(parts, teardown);
   parts.logger.info('worker role: dialer, call recovery and webhook dispatcher running');
   const { sandbox } = carriers;
   return {
@@ -133,4 +136,41 @@ async function startRecoverySweeps(parts: SharedParts, teardown: Teardown): Prom
   // Often enough to renew the slots of web calls waiting for their browser within a short lease.
   const sweeper = setInterval(sweep, Math.min(RECOVERY_SWEEP_MS, slots.renewEveryMs));
   teardown.add(async () => clearInterval(sweeper));
+}
+
+/** How often a worker renews and releases phone numbers (one worker at a time, under a coordinator lock). */
+const RENEWAL_SWEEP_MS = 60_000;
+
+/** Renews managed numbers from the wallet and releases those whose time is up: one worker at a time. */
+function startNumberRenewals(parts: SharedParts, teardown: Teardown): void {
+  const { logger } = parts;
+  const renewals = new NumberRenewals({
+    store: parts.store,
+    providers: { sandbox: new SandboxTelephony() },
+    logger: logger.child({ job: 'number-renewals' }),
+    clock: parts.clock,
+  });
+  let running: Promise<void> | undefined;
+  const sweep = async () => {
+    const lock = await parts.coord.lock('number-renewals', RENEWAL_SWEEP_MS).catch(() => null);
+    if (!lock) return;
+    try {
+      await renewals.sweep();
+    } catch (err) {
+      logger.error({ err }, 'phone number renewals failed');
+    } finally {
+      await lock.release().catch(() => undefined);
+    }
+  };
+  const tick = () => {
+    running ??= sweep().finally(() => {
+      running = undefined;
+    });
+  };
+  tick();
+  const timer = setInterval(tick, RENEWAL_SWEEP_MS);
+  teardown.add(async () => {
+    clearInterval(timer);
+    await running;
+  });
 }

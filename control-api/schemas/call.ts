@@ -152,6 +152,10 @@ export const callSchema = z.object({
   pool_id: z.string().optional(),
   channel: z.enum(['phone', 'web']),
   from: z.string().nullable(),
+  phone_number_id: z
+    .string()
+    .optional()
+    .describe("the workspace's number the call rings from (named, or picked by its pool)"),
   max_duration_secs: z.number().int(),
   created_at: timestamp,
   analysis: z.record(z.string(), z.unknown()).nullable(),

@@ -56,9 +56,13 @@ export class AgentService {
     private readonly voices: VoiceDirectory,
     /** What tool definitions are checked against (the workspace's secrets, the address policy). */
     private readonly toolRules: (workspaceId: string) => Promise<ToolRules>,
+    /** Whether the workspace has a phone pool (`calls_from.pool_id`); without it no pool exists. */
+    private readonly poolExists: (workspaceId: string, poolId: string) => Promise<boolean> = async () =>
+      false,
   ) {}
 
   async create(workspaceId: string, input: AgentInput): Promise<Agent> {
+    await this.checkPool(workspaceId, input.calls_from?.pool_id);
     const settings = withCheckedTools(
       settingsFromInput(input, this.voices),
       await this.toolRules(workspaceId),
@@ -77,7 +81,8 @@ export class AgentService {
     return { items: page.items.map(toAgent), hasMore: page.hasMore };
   }
 
-  update(workspaceId: string, id: string, patch: AgentPatch, ifRevision?: number): Promise<Agent> {
+  async update(workspaceId: string, id: string, patch: AgentPatch, ifRevision?: number): Promise<Agent> {
+    await this.checkPool(workspaceId, patch.calls_from?.pool_id);
     return this.save(workspaceId, id, 'update', ifRevision, (current) =>
       applyPatch(current, patch, this.voices),
     );
@@ -97,6 +102,7 @@ export class AgentService {
       await this.get(workspaceId, id);
       throw notFound(`revision ${revision} of agent ${id}`);
     }
+    await this.checkPool(workspaceId, storedSettings(target.content).calls_from?.pool_id);
     return this.save(workspaceId, id, 'rollback', ifRevision, () => storedSettings(target.content), revision);
   }
 
@@ -130,6 +136,12 @@ export class AgentService {
       throw notFound(`revision ${revision} of agent ${id}`);
     }
     return toRevision(record);
+  }
+
+  private async checkPool(workspaceId: string, poolId: string | undefined): Promise<void> {
+    if (poolId !== undefined && !(await this.poolExists(workspaceId, poolId))) {
+      throw new ApiError('not_found', `calls_from.pool_id: phone pool "${poolId}" not found`);
+    }
   }
 
   private async save(

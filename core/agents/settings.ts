@@ -167,12 +167,6 @@ function checkSettings(settings: AgentSettings, voices: VoiceDirectory): AgentSe
     if (!checked.ok) throw new ApiError('invalid_flow', 'invalid flow', { details: checked.details });
     settings.flow = checked.flow;
   }
-  if (settings.calls_from) {
-    // Phone pools are not part of this deployment yet, so no pool id can exist.
-    throw new ApiError(
-      'not_found',
-      `calls_from.pool_id: phone pool "${settings.calls_from.pool_id}" not found`,
-    );
-  }
+  // calls_from.pool_id is checked by the agent service, which knows the workspace's pools.
   return settings;
 }

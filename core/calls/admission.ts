@@ -115,12 +115,13 @@ export async function admitCall(
         );
       }
       const phoneNumberId = request.phoneNumberId ?? null;
+      const channel = request.channel ?? 'phone';
       const call = await repos.calls.insert({
         id,
         workspaceId,
         agentId: agent.id,
         agentRevision: agent.revision,
-        channel: request.channel ?? 'phone',
+        channel,
         toNumber: request.to ?? null,
         fromNumber: request.from ?? null,
         tier,
@@ -129,7 +130,8 @@ export async function admitCall(
         variables: request.variables ?? {},
         webhookUrl: request.webhookUrl ?? null,
         phoneNumberId,
-        poolId: request.poolId ?? (phoneNumberId === null ? agentPool(settings) : null),
+        poolId:
+          request.poolId ?? (phoneNumberId === null && channel === 'phone' ? agentPool(settings) : null),
       });
       const workspace = await repos.workspaces.get(workspaceId);
       if (workspace?.queuedEventsEnabled) {

@@ -31,6 +31,8 @@ export interface CallObject {
   pool_id?: string;
   channel: CallChannel;
   from: string | null;
+  /** The number the call rings from, when it rings from one of the workspace's numbers. */
+  phone_number_id?: string;
   max_duration_secs: number;
   created_at: string;
   /** The post-call analysis; null until it is ready. */
@@ -57,6 +59,7 @@ export function callObject(call: CallRecord): CallObject {
     ...(call.poolId !== null ? { calls_from_source: 'pool' as const, pool_id: call.poolId } : {}),
     channel: call.channel,
     from: call.fromNumber,
+    ...(call.phoneNumberId !== null ? { phone_number_id: call.phoneNumberId } : {}),
     max_duration_secs: call.maxDurationSecs,
     created_at: isoTime(call.createdAt),
     analysis: call.analysis,

@@ -1,6 +1,7 @@
 import { isoTime } from '../clock.ts';
 import type { CampaignRecord, ContactRecord, ContactTally } from '../store/campaign-types.ts';
 import type { CampaignStatus, CampaignVariables, ContactStatus, PauseReason, Slot } from './settings.ts';
+import { nextOpening } from './window.ts';
 
 /** The tier a campaign bills at: T5 in a sandbox workspace, whatever it asked for (interface "Campaigns"). */
 export function billingTier(asked: string, sandbox: boolean): string {
@@ -34,12 +35,16 @@ export interface CampaignObject {
   updated_at: string;
 }
 
+/** `now` gives `next_window_at`: when the calling hours open next, while they are closed and it is not over. */
 export function campaignObject(
   record: CampaignRecord,
   tally: ContactTally,
   sandbox: boolean,
+  now: number,
 ): CampaignObject {
   const s = record.settings;
+  const over = record.status === 'stopped' || record.status === 'completed';
+  const opening = over ? null : nextOpening(now, s.timezone, s.slots);
   const total = Object.values(tally.byStatus).reduce((sum, n) => sum + n, 0);
   return {
     id: record.id,
@@ -61,7 +66,7 @@ export function campaignObject(
     variables: s.variables,
     status: record.status,
     pause_reason: record.pauseReason,
-    next_window_at: record.nextWindowAt === null ? null : isoTime(record.nextWindowAt),
+    next_window_at: opening === null || opening === now ? null : isoTime(opening),
     progress: { contacts: { ...tally.byStatus, total }, calls_placed: tally.attempts },
     created_at: isoTime(record.createdAt),
     updated_at: isoTime(record.updatedAt),

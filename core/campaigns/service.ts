@@ -1,5 +1,6 @@
 import { LIVE_TIERS } from '../calls/admission.ts';
 import { type VariableValue, variablesProblem } from '../calls/variables.ts';
+import { type Clock, systemClock } from '../clock.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { AnnounceEvents } from '../events/announce.ts';
 import type { CampaignRecord, ContactsRefusal, NewContact, Repositories, Store } from '../store/types.ts';
@@ -60,6 +61,7 @@ export class CampaignService {
   constructor(
     private readonly store: Store,
     private readonly announce: AnnounceEvents = () => {},
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async create(workspaceId: string, input: CampaignInput): Promise<CampaignObject> {
@@ -189,7 +191,7 @@ export class CampaignService {
           `campaign ${id} is ${current?.status ?? 'gone'}; it cannot be ${to} from there`,
         );
       }
-      const campaign = await presentIn(repos, moved, sandbox);
+      const campaign = await presentIn(repos, moved, sandbox, this.clock.now());
       await repos.events.append(campaignEvent({ workspaceId, type, campaign, now: moved.updatedAt }));
       return campaign;
     });
@@ -204,7 +206,7 @@ export class CampaignService {
   }
 
   private async present(record: CampaignRecord): Promise<CampaignObject> {
-    return presentIn(this.store, record, await this.isSandbox(record.workspaceId));
+    return presentIn(this.store, record, await this.isSandbox(record.workspaceId), this.clock.now());
   }
 
   private async isSandbox(workspaceId: string): Promise<boolean> {
@@ -215,8 +217,8 @@ export class CampaignService {
   private async checked(workspaceId: string, settings: CampaignSettings): Promise<CampaignSettings> {
     const agent = await this.store.agents.get(workspaceId, settings.agent_id);
     if (!agent) throw notFound(`agent ${settings.agent_id}`);
-    if (settings.pool_id !== null) {
-      throw notFound(`pool ${settings.pool_id} (phone pools are not live on this deployment)`);
+    if (settings.pool_id !== null && !(await this.store.phonePools.get(workspaceId, settings.pool_id))) {
+      throw notFound(`phone pool ${settings.pool_id}`);
     }
     if (!(await this.isSandbox(workspaceId)) && !(LIVE_TIERS as readonly string[]).includes(settings.tier)) {
       throw new ApiError(
@@ -277,6 +279,7 @@ async function presentIn(
   repos: Pick<Repositories, 'campaigns'>,
   record: CampaignRecord,
   sandbox: boolean,
+  now: number,
 ): Promise<CampaignObject> {
-  return campaignObject(record, await repos.campaigns.tally(record.id), sandbox);
+  return campaignObject(record, await repos.campaigns.tally(record.id), sandbox, now);
 }

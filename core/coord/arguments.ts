@@ -19,3 +19,16 @@ export function windowStart(now: number, windowMs: number): number {
   requireDurationMs('windowMs', windowMs);
   return Math.floor(now / windowMs) * windowMs;
 }
+
+/** Tally candidates: distinct non-empty members with non-negative integer limits. */
+export function requireCandidates(candidates: ReadonlyArray<{ member: string; limit: number }>): void {
+  const seen = new Set<string>();
+  for (const { member, limit } of candidates) {
+    if (member === '' || seen.has(member))
+      throw new RangeError(`tally member "${member}" is empty or repeated`);
+    if (!Number.isSafeInteger(limit) || limit < 0) {
+      throw new RangeError(`tally limit must be a non-negative integer, got ${limit}`);
+    }
+    seen.add(member);
+  }
+}

@@ -231,6 +231,57 @@ function conformance(name: string, make: MakeCoordinator): void {
       });
     });
 
+    describe('tallies (least-counted member under its limit)', () => {
+      const pool = [
+        { member: 'pn_a', limit: 2 },
+        { member: 'pn_b', limit: 3 },
+      ];
+      test('take the least counted, ties to the earlier, never past a limit, reset in the next window', async () => {
+        const taken: string[] = [];
+        for (let i = 0; i < 5; i++)
+          taken.push((await coord.tallies.take('ws_1', HOUR_MS, pool))?.member ?? '-');
+        assert.deepEqual(taken, ['pn_a', 'pn_b', 'pn_a', 'pn_b', 'pn_b']);
+        assert.equal(await coord.tallies.take('ws_1', HOUR_MS, pool), null);
+        assert.deepEqual(await coord.tallies.read('ws_1', HOUR_MS, ['pn_b', 'pn_a', 'pn_c']), [3, 2, 0]);
+        clock.advance(HOUR_MS);
+        assert.deepEqual(await coord.tallies.read('ws_1', HOUR_MS, ['pn_a', 'pn_b']), [0, 0]);
+        const next = await coord.tallies.take('ws_1', HOUR_MS, pool);
+        assert.deepEqual(next, {
+          member: 'pn_a',
+          count: 1,
+          windowStart: Math.floor(clock.now() / HOUR_MS) * HOUR_MS,
+        });
+      });
+
+      test('a count given back frees its place, in the window it was taken in only', async () => {
+        const first = await coord.tallies.take('ws_2', HOUR_MS, [{ member: 'pn_a', limit: 1 }]);
+        assert.ok(first);
+        assert.equal(await coord.tallies.take('ws_2', HOUR_MS, [{ member: 'pn_a', limit: 1 }]), null);
+        await coord.tallies.giveBack('ws_2', HOUR_MS, first.windowStart, 'pn_a');
+        await coord.tallies.giveBack('ws_2', HOUR_MS, first.windowStart, 'pn_a');
+        assert.deepEqual(await coord.tallies.read('ws_2', HOUR_MS, ['pn_a']), [0]);
+        assert.equal((await coord.tallies.take('ws_2', HOUR_MS, [{ member: 'pn_a', limit: 1 }]))?.count, 1);
+        await assert.rejects(coord.tallies.take('ws_2', HOUR_MS, [{ member: 'x', limit: -1 }]), RangeError);
+        assert.equal(await coord.tallies.take('ws_2', HOUR_MS, []), null);
+      });
+
+      test('concurrent takes never pass a limit', async () => {
+        const members = Array.from({ length: 5 }, (_, i) => ({ member: `pn_${i}`, limit: 4 }));
+        const results = await Promise.all(
+          Array.from({ length: 30 }, () => coord.tallies.take('ws_3', HOUR_MS, members)),
+        );
+        assert.equal(results.filter((r) => r !== null).length, 20);
+        assert.deepEqual(
+          await coord.tallies.read(
+            'ws_3',
+            HOUR_MS,
+            members.map((m) => m.member),
+          ),
+          [4, 4, 4, 4, 4],
+        );
+      });
+    });
+
     describe('locks', () => {
       test('a lock is exclusive until released', async () => {
         const held = await coord.lock('idem:k1', 10_000);
@@ -442,6 +493,20 @@ describe('RedisCoordinator', { skip: url ? false : 'REDIS_URL is not set' }, () 
         await admin.quit();
       }
       assert.equal(await two.stateSince(), clock.now());
+    });
+
+    it('share tallies: concurrent takes from both never pass a limit', {
+      timeout: CASE_TIMEOUT_MS,
+    }, async () => {
+      const members = [
+        { member: 'pn_a', limit: 3 },
+        { member: 'pn_b', limit: 3 },
+      ];
+      const takes = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? one : two).tallies.take('ws', HOUR_MS, members)),
+      );
+      assert.equal(takes.filter((t) => t !== null).length, 6);
+      assert.deepEqual(await one.tallies.read('ws', HOUR_MS, ['pn_a', 'pn_b']), [3, 3]);
     });
 
     it('share rate limits and counters', { timeout: CASE_TIMEOUT_MS }, async () => {

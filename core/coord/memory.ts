@@ -1,10 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { type Clock, systemClock } from '../clock.ts';
-import { requireCeiling, requireDurationMs, windowStart } from './arguments.ts';
+import { requireCandidates, requireCeiling, requireDurationMs, windowStart } from './arguments.ts';
 import { ChannelHandlers, type MessageHandler, type ReportError, warnOnError } from './channel-handlers.ts';
 import { ExpiringMap } from './expiring-map.ts';
 import { type BucketState, bucketShape, msUntilFull, refill, take } from './token-bucket.ts';
-import type { Coordinator, Counters, Lock, RateLimitResult, Slots, Unsubscribe } from './types.ts';
+import type {
+  Coordinator,
+  Counters,
+  Lock,
+  RateLimitResult,
+  Slots,
+  Tallies,
+  TallyCandidate,
+  TallyTaken,
+  Unsubscribe,
+} from './types.ts';
 
 export interface MemoryCoordinatorOptions {
   clock?: Clock;
@@ -20,11 +30,14 @@ export class MemoryCoordinator implements Coordinator {
   readonly kind = 'memory' as const;
   readonly slots: Slots;
   readonly counters: Counters;
+  readonly tallies: Tallies;
   private readonly clock: Clock;
   private readonly buckets = new ExpiringMap<BucketState>();
   /** Scope -> holder -> lease deadline (ms); the entry expires with its last lease. */
   private readonly leases = new ExpiringMap<Map<string, number>>();
   private readonly counts = new ExpiringMap<number>();
+  /** Tally key and window -> member -> count; the entry expires with its window. */
+  private readonly tallyCounts = new ExpiringMap<Map<string, number>>();
   /** Lock key -> owner token; the entry expires at the lock's deadline. */
   private readonly lockOwners = new ExpiringMap<string>();
   private readonly handlers: ChannelHandlers;
@@ -46,6 +59,18 @@ export class MemoryCoordinator implements Coordinator {
       get: async (key, windowMs) => {
         const now = this.clock.now();
         return this.counts.get(countKey(key, windowMs, now), now) ?? 0;
+      },
+    };
+    this.tallies = {
+      take: async (key, windowMs, candidates) => this.takeLeast(key, windowMs, candidates),
+      giveBack: async (key, windowMs, start, member) => {
+        const counts = this.tallyCounts.get(countKey(key, windowMs, start), this.clock.now());
+        const count = counts?.get(member) ?? 0;
+        if (counts && count > 0) counts.set(member, count - 1);
+      },
+      read: async (key, windowMs, members) => {
+        const counts = this.tallyCounts.get(countKey(key, windowMs, this.clock.now()), this.clock.now());
+        return members.map((m) => counts?.get(m) ?? 0);
       },
     };
   }
@@ -106,6 +131,7 @@ export class MemoryCoordinator implements Coordinator {
     this.buckets.clear();
     this.leases.clear();
     this.counts.clear();
+    this.tallyCounts.clear();
     this.lockOwners.clear();
   }
 
@@ -161,6 +187,19 @@ export class MemoryCoordinator implements Coordinator {
     this.leases.set(scope, leases, Math.max(...leases.values()), now);
   }
 
+  private takeLeast(key: string, windowMs: number, candidates: readonly TallyCandidate[]): TallyTaken | null {
+    requireCandidates(candidates);
+    const now = this.clock.now();
+    const start = windowStart(now, windowMs);
+    const id = countKey(key, windowMs, now);
+    const counts = this.tallyCounts.get(id, now) ?? new Map<string, number>();
+    const best = leastUnderLimit(counts, candidates);
+    if (!best) return null;
+    counts.set(best.member, best.count + 1);
+    this.tallyCounts.set(id, counts, start + windowMs, now);
+    return { member: best.member, count: best.count + 1, windowStart: start };
+  }
+
   private addToCount(key: string, windowMs: number): number {
     const now = this.clock.now();
     const start = windowStart(now, windowMs);
@@ -169,6 +208,18 @@ export class MemoryCoordinator implements Coordinator {
     this.counts.set(id, count, start + windowMs, now);
     return count;
   }
+}
+
+function leastUnderLimit(
+  counts: Map<string, number> | undefined,
+  candidates: readonly TallyCandidate[],
+): { member: string; count: number } | null {
+  let best: { member: string; count: number } | null = null;
+  for (const { member, limit } of candidates) {
+    const count = counts?.get(member) ?? 0;
+    if (count < limit && (best === null || count < best.count)) best = { member, count };
+  }
+  return best;
 }
 
 /** One counter per key, window length and window. */

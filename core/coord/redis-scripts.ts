@@ -165,3 +165,30 @@ if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
 end
 return 0
 `);
+
+/**
+ * Count one for the least-counted member under its limit. KEYS[1]: hash member -> count of one window.
+ * ARGV: ttlMs, then member, limit pairs in order of preference (ties go to the earlier).
+ * Returns {member, count} or false when every member is at its limit.
+ */
+export const takeLeast = new LuaScript(`
+local best, bestCount = nil, nil
+for i = 2, #ARGV, 2 do
+  local member = ARGV[i]
+  local count = tonumber(redis.call('HGET', KEYS[1], member) or '0')
+  if count < tonumber(ARGV[i + 1]) and (best == nil or count < bestCount) then
+    best, bestCount = member, count
+  end
+end
+if best == nil then return false end
+local count = redis.call('HINCRBY', KEYS[1], best, 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return {best, count}
+`);
+
+/** Take back one count. KEYS[1]: as takeLeast. ARGV: member. Never below zero. */
+export const giveBackOne = new LuaScript(`
+local count = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if count > 0 then redis.call('HINCRBY', KEYS[1], ARGV[1], -1) end
+return 1
+`);

@@ -1,21 +1,33 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { type Clock, systemClock } from '../clock.ts';
-import { requireCeiling, requireDurationMs, windowStart } from './arguments.ts';
+import { requireCandidates, requireCeiling, requireDurationMs, windowStart } from './arguments.ts';
 import { ChannelHandlers, type MessageHandler, type ReportError, warnOnError } from './channel-handlers.ts';
 import {
   acquireSlot,
   extendLock,
+  giveBackOne,
   holdSlot,
   incrementCount,
   releaseLock,
   renewSlot,
   stateEpoch,
+  takeLeast,
   takeLock,
   takeToken,
 } from './redis-scripts.ts';
 import { bucketShape, TOKEN_UNITS } from './token-bucket.ts';
-import type { Coordinator, Counters, Lock, RateLimitResult, Slots, Unsubscribe } from './types.ts';
+import type {
+  Coordinator,
+  Counters,
+  Lock,
+  RateLimitResult,
+  Slots,
+  Tallies,
+  TallyCandidate,
+  TallyTaken,
+  Unsubscribe,
+} from './types.ts';
 import { CoordinatorUnavailableError, isCoordinatorUnavailable } from './unavailable.ts';
 
 /*
@@ -23,6 +35,7 @@ import { CoordinatorUnavailableError, isCoordinatorUnavailable } from './unavail
  *   {prefix}:rate:{key}                             hash {units, at}: a token bucket (see token-bucket.ts)
  *   {prefix}:slots:{scope}                          sorted set: holder id -> lease deadline (ms)
  *   {prefix}:count:{key}:{windowMs}:{windowStart}   string: the count of one fixed window
+ *   {prefix}:tally:{key}:{windowMs}:{windowStart}   hash: member -> its count in one fixed window
  *   {prefix}:lock:{key}                             hash {owner, deadline}: owner is a random token per lock
  *   {prefix}:chan:{channel}                         pub/sub channel
  *   {prefix}:state:since                            string: when this data set began (see stateSince)
@@ -69,6 +82,7 @@ export class RedisCoordinator implements Coordinator {
   readonly kind = 'redis' as const;
   readonly slots: Slots;
   readonly counters: Counters;
+  readonly tallies: Tallies;
   private readonly redis: Redis;
   /** The connection in subscriber mode, opened on the first subscribe. */
   private subscriber: Redis | undefined;
@@ -136,6 +150,20 @@ export class RedisCoordinator implements Coordinator {
         this.command(async () => {
           const count = await this.redis.get(this.countKey(key, windowMs, this.clock.now()));
           return count === null ? 0 : Number(count);
+        }),
+    };
+    this.tallies = {
+      take: (key, windowMs, candidates) => this.command(() => this.takeLeast(key, windowMs, candidates)),
+      giveBack: (key, windowMs, start, member) =>
+        this.command(async () => {
+          await giveBackOne.run(this.redis, [this.tallyKey(key, windowMs, start)], [member]);
+        }),
+      read: (key, windowMs, members) =>
+        this.command(async () => {
+          if (members.length === 0) return [];
+          const start = windowStart(this.clock.now(), windowMs);
+          const counts = await this.redis.hmget(this.tallyKey(key, windowMs, start), ...members);
+          return counts.map((c) => (c === null ? 0 : Number(c)));
         }),
     };
   }
@@ -276,11 +304,34 @@ export class RedisCoordinator implements Coordinator {
     return integer(await incrementCount.run(this.redis, [this.countKey(key, windowMs, now)], [ttlMs]));
   }
 
+  private async takeLeast(
+    key: string,
+    windowMs: number,
+    candidates: readonly TallyCandidate[],
+  ): Promise<TallyTaken | null> {
+    requireCandidates(candidates);
+    if (candidates.length === 0) return null;
+    const now = this.clock.now();
+    const start = windowStart(now, windowMs);
+    const ttlMs = start + windowMs - now + KEY_GRACE_MS;
+    const args = [ttlMs, ...candidates.flatMap((c) => [c.member, c.limit])];
+    const reply = await takeLeast.run(this.redis, [this.tallyKey(key, windowMs, start)], args);
+    if (reply === null) return null;
+    if (!Array.isArray(reply) || reply.length !== 2 || typeof reply[0] !== 'string') {
+      throw unexpectedReply(reply);
+    }
+    return { member: reply[0], count: integer(reply[1]), windowStart: start };
+  }
+
+  private tallyKey(key: string, windowMs: number, start: number): string {
+    return this.key('tally', `${key}:${windowMs}:${start}`);
+  }
+
   private countKey(key: string, windowMs: number, now: number): string {
     return this.key('count', `${key}:${windowMs}:${windowStart(now, windowMs)}`);
   }
 
-  private key(kind: 'rate' | 'slots' | 'count' | 'lock' | 'chan' | 'state', name: string): string {
+  private key(kind: 'rate' | 'slots' | 'count' | 'tally' | 'lock' | 'chan' | 'state', name: string): string {
     return `${this.prefix}:${kind}:${name}`;
   }
 

@@ -25,6 +25,37 @@ export interface Counters {
   get(key: string, windowMs: number): Promise<number>;
 }
 
+/** One member a tally may count: its identity and the most it may count in a window. */
+export interface TallyCandidate {
+  member: string;
+  limit: number;
+}
+
+export interface TallyTaken {
+  member: string;
+  /** The member's count in the window after this take. */
+  count: number;
+  /** The start (ms) of the window the take counted in; `giveBack` names it. */
+  windowStart: number;
+}
+
+/**
+ * Per-window counts of the members of a set (the attempts of a pool's numbers this hour): one key holds many
+ * members' counts, and choosing a member is atomic with counting it, across processes.
+ */
+export interface Tallies {
+  /**
+   * Of `candidates` (in order of preference), counts one for the member with the fewest counted in the fixed
+   * window of `windowMs` containing now, among those under their `limit`; ties go to the earlier candidate.
+   * Null when every candidate is at its limit. Concurrent takes never count a member past its limit.
+   */
+  take(key: string, windowMs: number, candidates: readonly TallyCandidate[]): Promise<TallyTaken | null>;
+  /** Takes back one count of `member` in the window that started at `windowStart` (a take whose use failed). */
+  giveBack(key: string, windowMs: number, windowStart: number, member: string): Promise<void>;
+  /** The counts of `members` in the window containing now, in their order (0 for a member never counted). */
+  read(key: string, windowMs: number, members: readonly string[]): Promise<number[]>;
+}
+
 export interface Lock {
   readonly key: string;
   /** Extend the lock; false when it was lost: its TTL ran out (and another may have taken it since). */
@@ -40,6 +71,7 @@ export interface Coordinator {
   rateLimit(key: string, ratePerSec: number, burst: number): Promise<RateLimitResult>;
   readonly slots: Slots;
   readonly counters: Counters;
+  readonly tallies: Tallies;
   /** Take `key` exclusively for `ttlMs`; null when someone else holds it. */
   lock(key: string, ttlMs: number): Promise<Lock | null>;
   publish(channel: string, message: string): Promise<void>;

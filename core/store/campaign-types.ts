@@ -15,7 +15,6 @@ export interface CampaignRecord {
   pauseReason: PauseReason | null;
   spentPaise: number;
   heldPaise: number;
-  nextWindowAt: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -71,6 +70,8 @@ export interface CampaignRepo {
     to: CampaignStatus,
     pauseReason: PauseReason | null,
   ): Promise<CampaignRecord | 'conflict' | undefined>;
+  /** Campaigns not over (neither stopped nor completed) that ring from the pool. */
+  usingPool(workspaceId: string, poolId: string): Promise<string[]>;
   tally(campaignId: string): Promise<ContactTally>;
   /**
    * Adds contacts (numbers already in the campaign are duplicates, skipped) in one transaction. With an

@@ -10,7 +10,12 @@ import type {
   EventStatus,
   HoldStatus,
   LedgerKind,
+  NumberOwnership,
+  NumberState,
+  PoolPurpose,
+  ReviewStatus,
   RevisionReason,
+  StoredHealth,
   WorkspaceMode,
 } from './types.ts';
 
@@ -198,6 +203,72 @@ export interface CallToolRunsTable {
   duration_ms: number;
 }
 
+export interface PhoneNumbersTable {
+  id: string;
+  workspace_id: string;
+  /** E.164, +91 only. */
+  number: string;
+  ownership: NumberOwnership;
+  provider: string;
+  /** The provider's own id of the number (a rental, an imported number's sid). */
+  provider_ref: string;
+  state: NumberState;
+  setup_error: string | null;
+  agent_id: string | null;
+  incoming_enabled: number;
+  pool_id: string | null;
+  version: number;
+  health: StoredHealth;
+  resting_until: number | null;
+  /** JSON array of when its automatic rests began (the last day's). */
+  rests: string;
+  warming_until: number;
+  paid_until: number | null;
+  renews_at: number | null;
+  releases_at: number | null;
+  released_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PhonePoolsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  purpose: PoolPurpose;
+  /** Null: the purpose's starting pace. */
+  max_per_hour: number | null;
+  default_for_campaigns: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TelephonySubmissionsTable {
+  id: string;
+  workspace_id: string;
+  provider: string;
+  provider_ref: string;
+  status: ReviewStatus;
+  /** JSON array of the reviewer's reasons. */
+  reasons: string;
+  /** JSON text of the documents as submitted. */
+  content: string;
+  created_at: number;
+  updated_at: number;
+  reviewed_at: number | null;
+}
+
+export interface TelephonyQuotesTable {
+  id: string;
+  workspace_id: string;
+  number: string;
+  amount_paise: number;
+  period_months: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
 export interface DncEntriesTable {
   workspace_id: string;
   /** E.164. */
@@ -219,7 +290,6 @@ export interface CampaignsTable {
   pause_reason: string | null;
   spent_paise: number;
   held_paise: number;
-  next_window_at: number | null;
   created_at: number;
   updated_at: number;
   deleted_at: number | null;
@@ -261,4 +331,8 @@ export interface Database {
   dnc_entries: DncEntriesTable;
   campaigns: CampaignsTable;
   campaign_contacts: CampaignContactsTable;
+  phone_numbers: PhoneNumbersTable;
+  phone_pools: PhonePoolsTable;
+  telephony_submissions: TelephonySubmissionsTable;
+  telephony_quotes: TelephonyQuotesTable;
 }

@@ -12,7 +12,10 @@ import { CampaignStore } from './repos/campaigns.ts';
 import { DncStore } from './repos/dnc.ts';
 import { EventStore } from './repos/events.ts';
 import { IdempotencyStore } from './repos/idempotency.ts';
+import { PhoneNumberStore } from './repos/phone-numbers.ts';
+import { PhonePoolStore } from './repos/phone-pools.ts';
 import { SecretStore } from './repos/secrets.ts';
+import { TelephonyStore } from './repos/telephony.ts';
 import { ToolRunStore } from './repos/tool-runs.ts';
 import { ToolSecretStore } from './repos/tool-secrets.ts';
 import { WorkspaceStore } from './repos/workspaces.ts';
@@ -48,6 +51,9 @@ function repositories(scope: Scope): Repositories {
     toolRuns: new ToolRunStore(scope),
     dnc: new DncStore(scope),
     campaigns: new CampaignStore(scope),
+    phoneNumbers: new PhoneNumberStore(scope),
+    phonePools: new PhonePoolStore(scope),
+    telephony: new TelephonyStore(scope),
   };
 }
 
@@ -64,6 +70,9 @@ class SqlStore implements Store {
   readonly toolRuns: Repositories['toolRuns'];
   readonly dnc: Repositories['dnc'];
   readonly campaigns: Repositories['campaigns'];
+  readonly phoneNumbers: Repositories['phoneNumbers'];
+  readonly phonePools: Repositories['phonePools'];
+  readonly telephony: Repositories['telephony'];
 
   constructor(
     private readonly scope: Scope,
@@ -82,6 +91,9 @@ class SqlStore implements Store {
     this.toolRuns = repos.toolRuns;
     this.dnc = repos.dnc;
     this.campaigns = repos.campaigns;
+    this.phoneNumbers = repos.phoneNumbers;
+    this.phonePools = repos.phonePools;
+    this.telephony = repos.telephony;
   }
 
   get dialect(): DialectName {

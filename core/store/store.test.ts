@@ -48,7 +48,14 @@ for (const target of targets) {
         const applied = await target.rawRows('kysely_migration');
         assert.deepEqual(
           applied.map((r) => r['name']),
-          ['0001_foundation', '0002_calls_events', '0003_tools_secrets'],
+          [
+            '0001_foundation',
+            '0002_calls_events',
+            '0003_tools_secrets',
+            '0004_dnc',
+            '0005_telephony',
+            '0006_campaigns',
+          ],
         );
       });
     });
@@ -63,6 +70,7 @@ for (const target of targets) {
           name: 'Sandbox Co',
           mode: 'sandbox',
           queuedEventsEnabled: false,
+          campaignsEnabled: true,
           createdAt: clock.now(),
         });
         assert.deepEqual(await store.workspaces.get(created.id), created);

@@ -6,12 +6,14 @@
 import type { CallRepo, EventRepo } from './call-types.ts';
 import type { CampaignRepo } from './campaign-types.ts';
 import type { DncRepo } from './dnc-types.ts';
+import type { PhoneNumberRepo, PhonePoolRepo, TelephonyRepo } from './telephony-types.ts';
 import type { ToolRunRepo, ToolSecretRepo } from './tool-types.ts';
 import type { JsonObject, Page } from './values.ts';
 
 export * from './call-types.ts';
 export * from './campaign-types.ts';
 export * from './dnc-types.ts';
+export * from './telephony-types.ts';
 export * from './tool-types.ts';
 
 export type { JsonObject, Page } from './values.ts';
@@ -287,6 +289,9 @@ export interface Repositories {
   readonly toolRuns: ToolRunRepo;
   readonly dnc: DncRepo;
   readonly campaigns: CampaignRepo;
+  readonly phoneNumbers: PhoneNumberRepo;
+  readonly phonePools: PhonePoolRepo;
+  readonly telephony: TelephonyRepo;
 }
 
 export interface Store extends Repositories {

@@ -34,6 +34,9 @@ interface Upload {
 }
 
 const slots = [{ days: ['mon', 'tue', 'wed', 'thu', 'fri'], start: '09:30', end: '18:00' }];
+/** The UTC weekday `days` from today. */
+const weekdayIn = (days: number) =>
+  (['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const)[(new Date().getUTCDay() + days) % 7] as string;
 const csv = (text: string) => ({ rawBody: text, headers: { 'content-type': 'text/csv' } });
 
 for (const backend of await backends()) {
@@ -89,6 +92,21 @@ for (const backend of await backends()) {
       assert.equal(created.body.progress.contacts.total, 0);
       const read = await api<Campaign>('GET', `/v2/campaigns/${created.body.id}`);
       assert.deepEqual(read.body, created.body);
+
+      const always = await create({
+        slots: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], start: '00:00', end: '24:00' }],
+      });
+      assert.equal(always.body.next_window_at, null, 'open now: no next window');
+      const nextWeek = await create({
+        timezone: 'UTC',
+        slots: [{ days: [weekdayIn(3)], start: '00:00', end: '00:01' }],
+      });
+      const opens = Date.parse(String(nextWeek.body.next_window_at));
+      assert.ok(
+        opens > Date.now() + 86_400_000 && opens < Date.now() + 4 * 86_400_000,
+        String(nextWeek.body.next_window_at),
+      );
+      assert.equal(new Date(opens).getUTCHours(), 0);
 
       for (const [extra, field] of [
         [{ timezone: 'Mars/Olympus' }, 'timezone'],
@@ -234,6 +252,7 @@ for (const backend of await backends()) {
       assert.equal(stopped.status, 200, stopped.text);
       assert.equal(stopped.body.status, 'stopped');
       assert.equal(stopped.body.pause_reason, null);
+      assert.equal(stopped.body.next_window_at, null, 'a stopped campaign has no next window');
       for (const [method, path, body] of [
         ['POST', `/v2/campaigns/${id}/stop`, undefined],
         ['POST', `/v2/campaigns/${id}/start`, undefined],

@@ -8,6 +8,7 @@ import { announceQueued, sendCallCommand } from '../../../core/calls/control.ts'
 import type { CallLifecycle } from '../../../core/calls/lifecycle.ts';
 import { webJoinDeadline } from '../../../core/calls/recovery.ts';
 import { callObject } from '../../../core/calls/representation.ts';
+import { ringFrom } from '../../../core/calls/ring-from.ts';
 import { type Clock, isoTime, systemClock } from '../../../core/clock.ts';
 import type { Config } from '../../../core/config.ts';
 import type { Coordinator } from '../../../core/coord/types.ts';
@@ -17,6 +18,7 @@ import { announceThrough } from '../../../core/events/announce.ts';
 import { isId } from '../../../core/ids.ts';
 import { isPrivateAddress } from '../../../core/net/address-policy.ts';
 import type { CallRecord, Store } from '../../../core/store/types.ts';
+import type { Pacer } from '../../../core/telephony/pacing.ts';
 import { toolCallsOf } from '../../../core/tools/tool-calls.ts';
 import {
   freshResponse,
@@ -55,6 +57,8 @@ export interface CallRouteDeps {
   gatewayUrl: () => string | undefined;
   /** Ends aborted calls and releases their live-call slots. */
   lifecycle: CallLifecycle;
+  /** Picks and paces the numbers calls ring from. */
+  pacer: Pacer;
   clock?: Clock;
 }
 
@@ -65,10 +69,7 @@ function isInternalHost(hostname: string): boolean {
   return isIP(host) !== 0 && isPrivateAddress(host);
 }
 
-/**
- * What admission cannot judge: web calls without a gateway to join, phone numbers or pools, which this
- * deployment does not serve yet, and webhook targets inside the platform's network.
- */
+/** What admission cannot judge: web calls without a gateway to join, and webhook targets inside the platform's network. */
 function checkServable(
   body: CreateCallBody,
   allowPrivateWebhooks: boolean,
@@ -84,18 +85,6 @@ function checkServable(
     if (isInternalHost(new URL(body.webhook_url).hostname)) {
       throw invalid('webhook_url', 'points at a loopback or private address; use a public HTTPS endpoint');
     }
-  }
-  if (body.phone_number_id !== undefined) {
-    throw new ApiError(
-      'not_found',
-      `phone_number_id: phone number ${body.phone_number_id} not found (phone numbers are not live on this deployment)`,
-    );
-  }
-  if (body.pool_id !== undefined) {
-    throw new ApiError(
-      'not_found',
-      `pool_id: pool ${body.pool_id} not found (phone pools are not live on this deployment)`,
-    );
   }
 }
 
@@ -143,20 +132,37 @@ class CallHandlers {
   };
 
   private async admit(workspaceId: string, body: CreateCallBody, gatewayUrl: string | undefined) {
-    const call = await admitCall(
-      this.deps.store,
-      {
-        workspaceId,
-        agentId: body.agent_id,
-        channel: body.channel,
-        to: body.to,
-        tier: body.tier,
-        maxDurationSecs: body.max_duration_secs,
-        variables: body.variables,
-        webhookUrl: body.webhook_url,
-      },
-      { announce: announceThrough(this.deps.coord) },
-    );
+    const { store, pacer } = this.deps;
+    const picked = await ringFrom(store, pacer, {
+      workspaceId,
+      agentId: body.agent_id,
+      channel: body.channel ?? 'phone',
+      phoneNumberId: body.phone_number_id,
+      poolId: body.pool_id,
+    });
+    let call: CallRecord;
+    try {
+      call = await admitCall(
+        store,
+        {
+          workspaceId,
+          agentId: body.agent_id,
+          channel: body.channel,
+          to: body.to,
+          tier: body.tier,
+          maxDurationSecs: body.max_duration_secs,
+          variables: body.variables,
+          webhookUrl: body.webhook_url,
+          ...(picked
+            ? { from: picked.from, phoneNumberId: picked.phoneNumberId, poolId: picked.poolId }
+            : {}),
+        },
+        { announce: announceThrough(this.deps.coord) },
+      );
+    } catch (error) {
+      if (picked) await pacer.giveBack(workspaceId, picked).catch(() => undefined);
+      throw error;
+    }
     this.wakeDialers();
     if (call.channel !== 'web' || !gatewayUrl) return { status: 202, body: callObject(call) };
     return { status: 202, body: { ...callObject(call), web: this.webJoin(call, gatewayUrl) } };
@@ -283,6 +289,9 @@ function callRoutes(handlers: CallHandlers): RouteDefinition[] {
         'insufficient_balance',
         'not_found',
         'duplicate_call',
+        'conflict',
+        'pool_busy',
+        'pool_unavailable',
         'rate_limited',
         'not_implemented',
         'tier_unavailable',

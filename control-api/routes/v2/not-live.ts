@@ -9,9 +9,6 @@ import type { RouteRegistry } from '../../http/route.ts';
  */
 const NOT_LIVE: ReadonlyArray<{ prefix: string; what: string }> = [
   { prefix: '/agents/flow', what: 'flow drafting, transcription and tests' },
-  { prefix: '/phone-numbers', what: 'phone numbers' },
-  { prefix: '/phone-pools', what: 'phone pools' },
-  { prefix: '/telephony', what: 'number rental' },
   { prefix: '/transcriptions', what: 'transcriptions' },
   { prefix: '/speech', what: 'text to speech' },
   { prefix: '/stream-tokens', what: 'stream token minting' },

@@ -5,6 +5,12 @@ import { CampaignService } from '../../../core/campaigns/service.ts';
 import { announceThrough } from '../../../core/events/announce.ts';
 import { SecretCipher } from '../../../core/secrets/cipher.ts';
 import { SecretService } from '../../../core/secrets/service.ts';
+import { NumberService } from '../../../core/telephony/numbers.ts';
+import { Pacer } from '../../../core/telephony/pacing.ts';
+import { PoolService } from '../../../core/telephony/pools.ts';
+import { TelephonyProviders } from '../../../core/telephony/providers.ts';
+import { RentalService } from '../../../core/telephony/rental.ts';
+import { SandboxTelephony } from '../../../core/telephony/sandbox.ts';
 import type { ApiDeps } from '../../app.ts';
 import type { RouteRegistry } from '../../http/route.ts';
 import { registerBearerAuth } from '../../plugins/auth.ts';
@@ -17,8 +23,11 @@ import { registerCampaignRoutes } from './campaigns.ts';
 import { registerDncRoutes } from './dnc.ts';
 import { registerLiveCallRoutes } from './live-calls.ts';
 import { registerNotLiveRoutes } from './not-live.ts';
+import { registerPhoneNumberRoutes } from './phone-numbers.ts';
+import { registerPhonePoolRoutes } from './phone-pools.ts';
 import { registerAgentRevisionRoutes } from './revisions.ts';
 import { registerSecretRoutes } from './secrets.ts';
+import { registerTelephonyRoutes } from './telephony.ts';
 import { registerVoiceRoutes } from './voices.ts';
 import { registerWalletRoutes } from './wallet.ts';
 
@@ -41,21 +50,53 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
         burst: deps.config.apiRateBurst,
       });
       const secrets = new SecretService(deps.store, new SecretCipher(deps.secretKey));
-      const agents = new AgentService(deps.store, deps.voices, async (workspaceId) => ({
-        secrets: await secrets.names(workspaceId),
-        allowPrivate: deps.config.allowPrivateWebhooks,
-      }));
+      const telephony = telephonyServices(deps);
+      const agents = new AgentService(
+        deps.store,
+        deps.voices,
+        async (workspaceId) => ({
+          secrets: await secrets.names(workspaceId),
+          allowPrivate: deps.config.allowPrivateWebhooks,
+        }),
+        (workspaceId, poolId) => telephony.pools.exists(workspaceId, poolId),
+      );
       registerAgentRoutes(v2, registry, agents);
       registerSecretRoutes(v2, registry, secrets);
       registerAgentRevisionRoutes(v2, registry, agents);
       registerVoiceRoutes(v2, registry, deps.voices);
       registerWalletRoutes(v2, registry, deps.store);
-      registerCallRoutes(v2, registry, deps);
+      registerCallRoutes(v2, registry, { ...deps, pacer: telephony.pacer });
+      registerPhoneNumberRoutes(v2, registry, telephony.numbers);
+      registerPhonePoolRoutes(v2, registry, telephony.pools);
+      registerTelephonyRoutes(v2, registry, telephony.rental, telephony.numbers);
       registerLiveCallRoutes(v2, registry, deps);
       registerDncRoutes(v2, registry, new DncList(deps.store));
-      registerCampaignRoutes(v2, registry, new CampaignService(deps.store, announceThrough(deps.coord)));
+      registerCampaignRoutes(
+        v2,
+        registry,
+        new CampaignService(deps.store, announceThrough(deps.coord), deps.clock),
+      );
       registerNotLiveRoutes(v2, registry);
     },
     { prefix: V2_PREFIX },
   );
+}
+
+/** Numbers, pools and the rent flow, on the sandbox provider (production workspaces have none configured yet). */
+function telephonyServices(deps: ApiDeps) {
+  const providers = new TelephonyProviders(deps.store, { sandbox: new SandboxTelephony() });
+  const pacer = new Pacer(deps.store, deps.coord, deps.clock);
+  const base = (deps.config.publicApiUrl ?? 'http://localhost').replace(/\/+$/, '');
+  return {
+    pacer,
+    numbers: new NumberService(
+      deps.store,
+      providers,
+      pacer,
+      (numberId) => `${base}/carriers/sandbox/voice/${numberId}`,
+      deps.clock,
+    ),
+    pools: new PoolService(deps.store, providers),
+    rental: new RentalService(deps.store, providers, deps.clock),
+  };
 }

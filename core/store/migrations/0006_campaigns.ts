@@ -23,7 +23,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('pause_reason', 'text')
     .addColumn('spent_paise', 'bigint', (c) => c.notNull().defaultTo(0))
     .addColumn('held_paise', 'bigint', (c) => c.notNull().defaultTo(0))
-    .addColumn('next_window_at', 'bigint')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addColumn('deleted_at', 'bigint')

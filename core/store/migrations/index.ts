@@ -4,6 +4,7 @@ import * as foundation from './0001_foundation.ts';
 import * as callsEvents from './0002_calls_events.ts';
 import * as toolsSecrets from './0003_tools_secrets.ts';
 import * as dnc from './0004_dnc.ts';
+import * as telephony from './0005_telephony.ts';
 import * as campaigns from './0006_campaigns.ts';
 
 /**
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0002_calls_events': callsEvents,
   '0003_tools_secrets': toolsSecrets,
   '0004_dnc': dnc,
+  '0005_telephony': telephony,
   '0006_campaigns': campaigns,
 };
 

@@ -38,7 +38,6 @@ const toCampaign = (row: CampaignsTable): CampaignRecord => ({
   pauseReason: row.pause_reason === null ? null : oneOf(PAUSE_REASONS, row.pause_reason, 'requested'),
   spentPaise: Number(row.spent_paise),
   heldPaise: Number(row.held_paise),
-  nextWindowAt: row.next_window_at === null ? null : Number(row.next_window_at),
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
 });
@@ -70,7 +69,6 @@ export class CampaignStore implements CampaignRepo {
       pause_reason: 'not_started',
       spent_paise: 0,
       held_paise: 0,
-      next_window_at: null,
       created_at: now,
       updated_at: now,
       deleted_at: null,
@@ -153,6 +151,18 @@ export class CampaignStore implements CampaignRepo {
         .execute();
       return toCampaign({ ...row, status: to, pause_reason: pauseReason, updated_at: now });
     });
+  }
+
+  async usingPool(workspaceId: string, poolId: string): Promise<string[]> {
+    const rows = await this.scope.db
+      .selectFrom('campaigns')
+      .select(['id', 'settings'])
+      .where('workspace_id', '=', workspaceId)
+      .where('deleted_at', 'is', null)
+      .where('status', 'not in', ['stopped', 'completed'])
+      .orderBy('id', 'asc')
+      .execute();
+    return rows.filter((row) => campaignSettingsOf(row.settings).pool_id === poolId).map((row) => row.id);
   }
 
   async tally(campaignId: string): Promise<ContactTally> {
