@@ -177,7 +177,7 @@ describe('architecture rules', () => {
     assert.deepEqual(
       casts,
       [],
-      `decode stored JSON with storedSettings or storedLatency instead: ${casts.join(', ')}`,
+      `decode stored JSON with its decoder (storedSettings, storedLatency) instead of casting it: ${casts.join(', ')}`,
     );
   });
 });
