@@ -17,9 +17,10 @@
  * The filler line is off (`filler_after_ms: 0`), so the answer's first audio is the answer's.
  */
 import { parseArgs } from 'node:util';
+import { testAgent } from '../core/agents/testing/agents.ts';
+import type { ToolDefinition } from '../core/agents/types.ts';
 import { DEFAULT_END_CALL } from '../core/agents/types.ts';
 import { makeCertificates } from '../core/events/testing/receiver.ts';
-import type { ToolDefinition } from '../core/tools/definition.ts';
 import { callTools } from '../core/tools/on-call.ts';
 import { ToolRunner } from '../core/tools/runner.ts';
 import { ToolServer } from '../core/tools/testing/tool-server.ts';
@@ -32,7 +33,6 @@ import {
 import type { ChatMessage } from '../engines/llm/types.ts';
 import { createDialog } from '../pipeline/dialog/index.ts';
 import { generateReply, type Speaker } from '../pipeline/reply.ts';
-import { testAgent } from '../pipeline/testing/agents.ts';
 import { ToolRuns } from '../pipeline/tool-runs.ts';
 
 const { values } = parseArgs({

@@ -7,8 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { testAgent } from '../core/agents/testing/agents.ts';
+import type { ToolDefinition } from '../core/agents/types.ts';
 import { makeCertificates, type TestCertificates } from '../core/events/testing/receiver.ts';
-import type { ToolDefinition } from '../core/tools/definition.ts';
 import { callTools } from '../core/tools/on-call.ts';
 import { ToolRunner } from '../core/tools/runner.ts';
 import { ToolServer } from '../core/tools/testing/tool-server.ts';
@@ -20,7 +21,6 @@ import {
   type FakeReply,
 } from '../engines/llm/testing/fake-openai-server.ts';
 import type { LanguageModel } from '../engines/llm/types.ts';
-import { testAgent } from './testing/agents.ts';
 import { speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
 import { CallHarness, ENGINE_WAIT_MS } from './testing/session-harness.ts';

@@ -1,4 +1,5 @@
 import type { AgentSettings, VoicemailAction } from '../core/agents/types.ts';
+import type { CallLatency, TurnLatency } from '../core/store/call-latency.ts';
 import { type OnCallTools, onCallToolsOf } from '../core/tools/on-call.ts';
 import type { ToolRunOutcome } from '../core/tools/runner.ts';
 import type { ChatMessage, LanguageModel } from '../engines/llm/types.ts';
@@ -11,7 +12,6 @@ import { CallTime } from './call-time.ts';
 import { type CallVariables, createDialog, type Dialog, type DialogAction } from './dialog/index.ts';
 import { FailureCount, type FailureStage, fallbackLine } from './fallback.ts';
 import { type LatencyAccount, LatencyLog } from './latency.ts';
-import type { LatencySummary, TurnLatency } from './metrics.ts';
 import type { PlayoutSink } from './playout.ts';
 import type { CallRecorder } from './recorder.ts';
 import { generateReply, type Speaker } from './reply.ts';
@@ -74,7 +74,7 @@ export type SessionEvent =
 export interface SessionOutcome {
   reason: SessionEndReason;
   transcript: readonly TranscriptTurn[];
-  latency: LatencySummary | null;
+  latency: CallLatency | null;
   extracted: Readonly<Record<string, unknown>>;
   /** Call time when media ended, ms. */
   durationMs: number;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { ToolDefinition } from '../core/agents/types.ts';
 import { makeCertificates, type TestCertificates } from '../core/events/testing/receiver.ts';
-import type { ToolDefinition } from '../core/tools/definition.ts';
 import { callTools } from '../core/tools/on-call.ts';
 import { ToolRunner, type ToolRunOutcome } from '../core/tools/runner.ts';
 import { ToolServer } from '../core/tools/testing/tool-server.ts';

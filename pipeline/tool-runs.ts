@@ -4,7 +4,7 @@
  * conversation right after the model's call, and the run writes its result there when it ends; the next reply
  * waits for every run still going before it asks the model, so the result always reaches the model's context.
  */
-import type { ToolDefinition } from '../core/tools/definition.ts';
+import type { ToolDefinition } from '../core/agents/types.ts';
 import { checkArguments, fillerAfterMs, type OnCallTools, resultForModel } from '../core/tools/on-call.ts';
 import type { ToolRunOutcome } from '../core/tools/runner.ts';
 import type { ChatMessage, ToolCall } from '../engines/llm/types.ts';

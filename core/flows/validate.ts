@@ -1,12 +1,12 @@
 import {
   AGENT_LIMITS,
-  type AgentTool,
   type ExtractionVariable,
   type Flow,
   type FlowEdge,
   type FlowNode,
   NODE_TYPES,
   type NodeType,
+  type ToolDefinition,
 } from '../agents/types.ts';
 import { VARIABLE_NAME } from '../calls/variables.ts';
 import type { ErrorDetail } from '../errors.ts';
@@ -51,7 +51,11 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
  * Checks a graph as a client sent it and returns it with every default filled in, or every problem at once.
  * `tools` are the agent's tools: a node may only offer `on_call` tools of its agent.
  */
-export function validateFlow(input: unknown, tools: readonly AgentTool[], base = 'flow'): FlowValidation {
+export function validateFlow(
+  input: unknown,
+  tools: readonly Pick<ToolDefinition, 'name' | 'phase'>[],
+  base = 'flow',
+): FlowValidation {
   const details: ErrorDetail[] = [];
   const problem = (path: string, message: string) => details.push({ path, message });
   if (!isObj(input)) {

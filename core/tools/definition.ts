@@ -1,4 +1,4 @@
-import type { ToolPhase } from '../agents/types.ts';
+import { TOOL_METHODS, type ToolDefinition, type ToolMethod, type ToolPhase } from '../agents/types.ts';
 import type { ErrorDetail } from '../errors.ts';
 import { isInternalHostName } from '../net/address-policy.ts';
 import { schemaProblems } from './json-schema.ts';
@@ -26,8 +26,6 @@ export const TOOL_LIMITS = {
 export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set(['end_call']);
 
 export const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
-export const TOOL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-export type ToolMethod = (typeof TOOL_METHODS)[number];
 const PHASES: readonly ToolPhase[] = ['pre_call', 'on_call', 'post_call'];
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
 /** Headers the runner sets itself. */
@@ -48,27 +46,6 @@ const TOOL_FIELDS = new Set([
   'filler_after_ms',
 ]);
 const REQUEST_FIELDS = new Set(['method', 'url', 'headers', 'body']);
-
-/** A tool as stored on the agent once it passed validation, defaults filled in. */
-export interface ToolDefinition {
-  name: string;
-  phase: ToolPhase;
-  description?: string;
-  /** JSON Schema of the arguments (on_call only). */
-  parameters?: Record<string, unknown>;
-  request: {
-    method: ToolMethod;
-    /** Template; scheme and host are literal. */
-    url: string;
-    /** Header values are templates. */
-    headers: Record<string, string>;
-    /** Any JSON; every string in it is a template. Absent for post_call tools (they send the call). */
-    body?: unknown;
-  };
-  timeout_ms: number;
-  /** on_call only: after this long without an answer the agent says a filler line; 0: never. */
-  filler_after_ms?: number;
-}
 
 export interface ToolRules {
   /** The workspace's secret names. */

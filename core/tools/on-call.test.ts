@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type ToolDefinition, validateTools } from './definition.ts';
+import type { ToolDefinition } from '../agents/types.ts';
+import { validateTools } from './definition.ts';
 import { checkArguments, MAX_ARGUMENTS_CHARS, resultForModel, TOOL_RESULT_CHARS } from './on-call.ts';
 import type { ToolRunOutcome } from './runner.ts';
 

@@ -1,7 +1,7 @@
 import type { FunctionSpec } from '../../engines/llm/types.ts';
-import type { AgentSettings } from '../agents/types.ts';
+import type { AgentSettings, ToolDefinition } from '../agents/types.ts';
 import { type Clock, systemClock } from '../clock.ts';
-import { TOOL_LIMITS, type ToolDefinition } from './definition.ts';
+import { TOOL_LIMITS } from './definition.ts';
 import { argumentProblems } from './json-schema.ts';
 import type { ToolCallContext, ToolRunner, ToolRunOutcome } from './runner.ts';
 

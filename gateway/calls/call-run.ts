@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { storedSettings } from '../../core/agents/settings.ts';
+import { storedSettings } from '../../core/agents/stored.ts';
 import type { AgentSettings } from '../../core/agents/types.ts';
 import { analyzeCall } from '../../core/calls/analysis.ts';
 import type { CallArtifacts, TranscriptEntry } from '../../core/calls/artifacts.ts';

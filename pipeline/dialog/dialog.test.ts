@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { testAgent } from '../../core/agents/testing/agents.ts';
 import { type AgentSettings, DEFAULT_END_CALL } from '../../core/agents/types.ts';
 import { validateFlow } from '../../core/flows/validate.ts';
-import { testAgent } from '../testing/agents.ts';
 import { createDialog, substitute } from './index.ts';
 
 const base = testAgent({

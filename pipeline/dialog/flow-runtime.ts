@@ -1,5 +1,4 @@
-import type { AgentSettings, Flow, FlowEdge, FlowNode } from '../../core/agents/types.ts';
-import type { ToolDefinition } from '../../core/tools/definition.ts';
+import type { AgentSettings, Flow, FlowEdge, FlowNode, ToolDefinition } from '../../core/agents/types.ts';
 import type { FunctionSpec, ToolCall } from '../../engines/llm/types.ts';
 import { type SilenceSettings, silenceSettings } from '../silence.ts';
 import { END_CALL_FUNCTION, endCallFunction } from './end-call.ts';

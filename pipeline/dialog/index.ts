@@ -1,5 +1,4 @@
-import type { AgentSettings } from '../../core/agents/types.ts';
-import type { ToolDefinition } from '../../core/tools/definition.ts';
+import type { AgentSettings, ToolDefinition } from '../../core/agents/types.ts';
 import { FlowRuntime } from './flow-runtime.ts';
 import { SinglePromptDialog } from './single-prompt.ts';
 import type { Dialog } from './types.ts';

@@ -1,5 +1,4 @@
-import type { AgentSettings } from '../../core/agents/types.ts';
-import type { ToolDefinition } from '../../core/tools/definition.ts';
+import type { AgentSettings, ToolDefinition } from '../../core/agents/types.ts';
 import type { ToolCall } from '../../engines/llm/types.ts';
 import { type SilenceSettings, silenceSettings } from '../silence.ts';
 import { END_CALL_FUNCTION, endCallFunction } from './end-call.ts';

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../../core/tools/definition.ts';
+import type { ToolDefinition } from '../../core/agents/types.ts';
 import { toolFunction } from '../../core/tools/on-call.ts';
 import type { FunctionSpec, ToolCall } from '../../engines/llm/types.ts';
 import type { DialogAction } from './types.ts';

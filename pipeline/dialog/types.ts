@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../../core/tools/definition.ts';
+import type { ToolDefinition } from '../../core/agents/types.ts';
 import type { ChatMessage, FunctionSpec, ToolCall } from '../../engines/llm/types.ts';
 import type { SilenceSettings } from '../silence.ts';
 
