@@ -162,7 +162,13 @@ async function main(): Promise<number> {
       `${machine.cpus} CPUs; load average (1, 5, 15 min) at start ${machine.loadAvgStart}, at end ${machine.loadAvgEnd}`,
     );
     process.stdout.write(`\n${sections.join('\n\n')}\n`);
-    if (options.json) process.stdout.write(`${jsonLine(admissions, conversations, options, machine)}\n`);
+    if (options.json) {
+      const line = JSON.parse(jsonLine(admissions, conversations, options, machine)) as Record<
+        string,
+        unknown
+      >;
+      process.stdout.write(`${JSON.stringify(pool ? { ...line, pool } : line)}\n`);
+    }
 
     const admissionsFlawed =
       admissions !== undefined &&
