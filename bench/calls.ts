@@ -167,7 +167,12 @@ async function main(): Promise<number> {
         string,
         unknown
       >;
-      process.stdout.write(`${JSON.stringify(pool ? { ...line, pool } : line)}\n`);
+      const poolFigures = pool && {
+        pool_admissions_per_s: Math.round(pool.perSecond),
+        pool_max_attempts_per_number: Math.max(pool.maxPerNumber, pool.maxAttemptsThisHour),
+        pool_pace: pool.pace,
+      };
+      process.stdout.write(`${JSON.stringify({ ...line, ...poolFigures })}\n`);
     }
 
     const admissionsFlawed =
