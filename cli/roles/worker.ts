@@ -2,16 +2,14 @@ import { carrierChooser, carriersOf } from '../../core/calls/carrier-choice.ts';
 import { Dialer } from '../../core/calls/dialer.ts';
 import { CallRecovery } from '../../core/calls/recovery.ts';
 import { WebhookDispatcher } from '../../core/events/dispatcher.ts';
-import { SecretCipher } from '../../core/secrets/cipher.ts';
-import { SecretService } from '../../core/secrets/service.ts';
 import { NumberRenewals } from '../../core/telephony/renewals.ts';
 import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { PreCallTools } from '../../core/tools/pre-call.ts';
-import { ToolRunner } from '../../core/tools/runner.ts';
 import type { DrainableCalls } from '../drain.ts';
 import type { CallEngines } from '../engines.ts';
 import { buildCarriers, whyNoCarrier } from './carriers.ts';
 import type { SharedParts, Teardown } from './parts.ts';
+import { buildToolRunner } from './tools.ts';
 
 /** How often a worker looks for calls whose node stopped, or that ring past the deadline. */
 const RECOVERY_SWEEP_MS = 5_000;
@@ -37,7 +35,7 @@ export async function startWorkerRole(
   });
   const preCall = new PreCallTools({
     store: parts.store,
-    runner: toolRunner(parts, teardown, options.webhookCa),
+    runner: buildToolRunner(parts, teardown, options.webhookCa),
     logger: parts.logger.child({ phase: 'pre_call' }),
   });
   const dialer = new Dialer({
@@ -98,18 +96,6 @@ async function startDispatcher(parts: SharedParts, teardown: Teardown, webhookCa
   });
   await dispatcher.start();
   teardown.add(() => dispatcher.stop());
-}
-
-/** Runs the customer's tools (pre_call, before dialing), with the secrets of their workspace. */
-function toolRunner(parts: SharedParts, teardown: Teardown, extraCa: string | undefined): ToolRunner {
-  const runner = new ToolRunner({
-    secrets: new SecretService(parts.store, new SecretCipher(parts.secretKey)),
-    allowPrivate: parts.config.allowPrivateWebhooks,
-    extraCa,
-    clock: parts.clock,
-  });
-  teardown.add(() => runner.close());
-  return runner;
 }
 
 /** Ends calls whose node stopped or that ring past the deadline: once now, then on an interval. */

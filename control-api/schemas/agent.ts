@@ -96,6 +96,15 @@ const toolSchema = z
       body: z.unknown().optional().describe('Any JSON; its strings are templates (not on post_call tools)'),
     }),
     timeout_ms: z.number().int().min(100).max(10_000),
+    filler_after_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000)
+      .optional()
+      .describe(
+        'on_call only: while the tool runs longer than this, the agent says a short "one moment" line in its language; 0 (never) or 200-10,000, default 1,000',
+      ),
   })
   .describe(
     'Templates: {{ args.<name> }} (on_call), {{ secrets.<name> }}, {{ variables.<name> }}, {{ call.id }}, {{ call.to }}, {{ agent.id }}',

@@ -77,9 +77,11 @@ export function validateFlow(input: unknown, tools: readonly AgentTool[], base =
   const onCallTools = new Set(tools.filter((t) => t.phase === 'on_call').map((t) => t.name));
   const nodes: FlowNode[] = [];
   const nodeIndex = new Map<string, number>();
+  const rawIndex = new Map<FlowNode, number>();
   rawNodes.forEach((raw, i) => {
     const node = checkNode(raw, `${base}.nodes[${i}]`, onCallTools, problem);
     if (!node) return;
+    rawIndex.set(node, i);
     if (nodeIndex.has(node.id)) problem(`${base}.nodes[${i}].id`, `duplicate node id "${node.id}"`);
     else nodeIndex.set(node.id, nodes.length);
     nodes.push(node);
@@ -119,6 +121,20 @@ export function validateFlow(input: unknown, tools: readonly AgentTool[], base =
     labelsBySource.set(edge.source, labels);
     edges.push(edge);
   });
+
+  // A tool a node offers and an edge leaving it would be one function name to the model.
+  const allLabels = new Set([...labelsBySource.values()].flatMap((labels) => [...labels]));
+  for (const node of nodes) {
+    const labels = node.type === 'globalNode' ? allLabels : labelsBySource.get(node.id);
+    node.data.tools.forEach((name, j) => {
+      if (labels?.has(name)) {
+        problem(
+          `${base}.nodes[${rawIndex.get(node)}].data.tools[${j}]`,
+          `"${name}" is also the label of an edge the model is offered on this node; rename one`,
+        );
+      }
+    });
+  }
 
   const start = starts[0];
   if (start && details.length === 0) {
