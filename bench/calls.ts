@@ -3,7 +3,7 @@
  * (docs/architecture.md, "Performance budgets").
  *
  *   npm run bench:calls -- [--json] [--runs 3] [--calls 100] [--concurrency 32] [--duration 10] [--warmup 2]
- *                          [--workspaces N] [--deadline 420] [--only admissions|conversations]
+ *                          [--workspaces N] [--deadline 420] [--only admissions|conversations|pool]
  *                          [--engines fake|configured] [--timeline]
  *
  * Admissions: per run a fresh platform process (`node bin/voiceagent.js serve --roles api`, SQLite in a new
@@ -22,6 +22,9 @@
  * the child processes it ran (a local STT decoder), the load generator's and the engines' CPU, memory growth
  * per call. `--timeline` prints live calls and CPU at every poll.
  *
+ * Pool: one workspace rents 20 numbers, groups them in one pool, and 500 calls are admitted on it at
+ * `--concurrency`: admissions per second, and the most attempts any number took this hour against its pace.
+ *
  * Figures are medians over the runs, with the machine's load. With `--json` the last line of stdout is one
  * JSON object. Every process started is stopped and every directory, schema and Redis key created is removed,
  * on failure and on SIGINT/SIGTERM too.
@@ -33,6 +36,7 @@ import { type AdmissionRun, admissionWorkspaces, runAdmissions } from './calls/a
 import { conversationMode } from './calls/conversation-platform.ts';
 import { type ConversationRun, runConversations } from './calls/conversations.ts';
 import { type BenchOptions, parseOptions, USAGE } from './calls/options.ts';
+import { POOL_CALLS, POOL_NUMBERS, type PoolRun, runPoolAdmissions } from './calls/pool-admissions.ts';
 import { admissionsText, conversationsText, jsonLine } from './calls/report.ts';
 import { fixed } from './calls/stats.ts';
 import {
@@ -61,7 +65,8 @@ function budgetMs(options: BenchOptions): number {
   const start = options.startTimeoutS * 1000 + 60_000;
   const admissions = (options.warmupS + options.durationS) * 1000 + 60_000 + start;
   const conversations = options.deadlineS * 1000 + 60_000 + start;
-  return 60_000 + options.runs * (admissions + conversations);
+  const pool = start + 120_000;
+  return 60_000 + options.runs * (admissions + conversations) + pool;
 }
 
 async function benchAdmissions(options: BenchOptions): Promise<AdmissionSummary> {
@@ -104,6 +109,26 @@ async function benchConversations(options: BenchOptions): Promise<ConversationSu
   return { ...summary, floors: await measureCallFloors(Math.min(summary.livePeak, SILERO_FLOOR_MAX_BATCH)) };
 }
 
+async function benchPool(options: BenchOptions): Promise<PoolRun> {
+  log(`pool: starting the api process; ${POOL_NUMBERS} numbers, ${POOL_CALLS} calls`);
+  const run = await runPoolAdmissions(options, cleanups, log);
+  log(
+    `pool: ${fixed(run.perSecond, 0)} admissions/s, ${run.admitted} admitted, refused ${JSON.stringify(run.refused)}, ` +
+      `most per number ${run.maxPerNumber} (API: ${run.maxAttemptsThisHour}) of a pace of ${run.pace}`,
+  );
+  return run;
+}
+
+function poolText(run: PoolRun): string {
+  const within = run.maxPerNumber <= run.pace && run.maxAttemptsThisHour <= run.pace;
+  return [
+    `Pool: ${POOL_CALLS} calls on a ${POOL_NUMBERS}-number pool`,
+    `  admissions per second      ${fixed(run.perSecond, 0)}`,
+    `  admitted                   ${run.admitted} (refused ${JSON.stringify(run.refused)})`,
+    `  most attempts per number   ${Math.max(run.maxPerNumber, run.maxAttemptsThisHour)} this hour, pace ${run.pace} (${within ? 'within' : 'OVER'})`,
+  ].join('\n');
+}
+
 async function main(): Promise<number> {
   let options: BenchOptions;
   try {
@@ -126,16 +151,29 @@ async function main(): Promise<number> {
     const conversations = options.parts.includes('conversations')
       ? await benchConversations(options)
       : undefined;
+    const pool = options.parts.includes('pool') ? await benchPool(options) : undefined;
     machine.loadAvgEnd = loadAverage();
 
     const sections: string[] = [];
     if (admissions) sections.push(admissionsText(admissions, options));
     if (conversations) sections.push(conversationsText(conversations, options));
+    if (pool) sections.push(poolText(pool));
     sections.push(
       `${machine.cpus} CPUs; load average (1, 5, 15 min) at start ${machine.loadAvgStart}, at end ${machine.loadAvgEnd}`,
     );
     process.stdout.write(`\n${sections.join('\n\n')}\n`);
-    if (options.json) process.stdout.write(`${jsonLine(admissions, conversations, options, machine)}\n`);
+    if (options.json) {
+      const line = JSON.parse(jsonLine(admissions, conversations, options, machine)) as Record<
+        string,
+        unknown
+      >;
+      const poolFigures = pool && {
+        pool_admissions_per_s: Math.round(pool.perSecond),
+        pool_max_attempts_per_number: Math.max(pool.maxPerNumber, pool.maxAttemptsThisHour),
+        pool_pace: pool.pace,
+      };
+      process.stdout.write(`${JSON.stringify({ ...line, ...poolFigures })}\n`);
+    }
 
     const admissionsFlawed =
       admissions !== undefined &&
@@ -143,7 +181,10 @@ async function main(): Promise<number> {
     const conversationsFlawed =
       conversations !== undefined &&
       (conversations.unfinishedRuns > 0 || Object.keys(conversations.refused).length > 0);
-    return admissionsFlawed || conversationsFlawed ? 1 : 0;
+    const poolFlawed =
+      pool !== undefined &&
+      (pool.maxPerNumber > pool.pace || pool.maxAttemptsThisHour > pool.pace || pool.admitted !== POOL_CALLS);
+    return admissionsFlawed || conversationsFlawed || poolFlawed ? 1 : 0;
   } finally {
     clearTimeout(watchdog);
     await cleanups.runAll();

@@ -20,12 +20,12 @@ import { Session as InspectorSession } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentSettings } from '../core/agents/types.ts';
+import type { TurnLatency } from '../core/store/call-latency.ts';
 import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
 import { DeepgramTranscriber } from '../engines/stt/providers/deepgram.ts';
 import { createTextToSpeech, type VoiceRouter } from '../engines/tts/index.ts';
 import { SileroVad } from '../engines/vad/providers/silero.ts';
 import type { LatencyAccount } from '../pipeline/latency.ts';
-import type { TurnLatency } from '../pipeline/metrics.ts';
 import {
   CallSession,
   type SessionEngines,

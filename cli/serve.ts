@@ -215,7 +215,7 @@ async function startRoles(
   const { roles } = parts.config;
   const started: StartedRoles = { apiUrl: undefined, gatewayUrl: undefined, stopTaking: [], liveCalls: {} };
   if (roles.includes('gateway') && parts.engines) {
-    const gateway = await startGatewayRole(parts, parts.engines, teardown);
+    const gateway = await startGatewayRole(parts, parts.engines, teardown, { webhookCa });
     parts.setLocalGatewayUrl(gateway.url);
     started.gatewayUrl = gateway.url;
     started.liveCalls.live_calls = gateway.liveCalls;

@@ -1,5 +1,6 @@
+import type { CallLatency, TurnLatency } from '../core/store/call-latency.ts';
 import type { CallTime } from './call-time.ts';
-import { type LatencySummary, summarizeLatency, type TurnLatency } from './metrics.ts';
+import { summarizeLatency } from './metrics.ts';
 import type { ReplyTimings } from './reply.ts';
 import type { CallerTurn } from './turn/turn-taking.ts';
 
@@ -67,7 +68,7 @@ export class LatencyLog {
     return measured.latency;
   }
 
-  summary(): LatencySummary | null {
+  summary(): CallLatency | null {
     return summarizeLatency(this.turns);
   }
 }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
-import { PipelineMetrics, summarizeLatency, type TurnLatency } from './metrics.ts';
+import type { TurnLatency } from '../core/store/call-latency.ts';
+import { PipelineMetrics, summarizeLatency } from './metrics.ts';
 
 const turn = (v: number): TurnLatency => ({
   endpoint_ms: 500,

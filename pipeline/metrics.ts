@@ -1,32 +1,5 @@
 import { Histogram, type Registry } from 'prom-client';
-
-/**
- * Latency of one agent turn, all in ms, measured from the moment the caller stopped speaking (VAD speech end):
- * - endpoint_ms: silence waited before the turn was declared over;
- * - stt_final_ms: from the caller stopping to the final transcript;
- * - llm_first_token_ms: from sending the request to the first token;
- * - tts_first_audio_ms: from sending the first clause to its first audio;
- * - voice_to_voice_ms: from the caller stopping to the first agent audio handed to the carrier;
- * - pipeline_overhead_ms: voice_to_voice minus the engines' time and the endpoint silence: what we add.
- */
-/** A type, not an interface: it is stored and sent as JSON as it is. */
-export type TurnLatency = {
-  endpoint_ms: number;
-  stt_final_ms: number;
-  llm_first_token_ms: number;
-  tts_first_audio_ms: number;
-  voice_to_voice_ms: number;
-  pipeline_overhead_ms: number;
-};
-
-export const LATENCY_FIELDS = [
-  'endpoint_ms',
-  'stt_final_ms',
-  'llm_first_token_ms',
-  'tts_first_audio_ms',
-  'voice_to_voice_ms',
-  'pipeline_overhead_ms',
-] as const satisfies ReadonlyArray<keyof TurnLatency>;
+import { type CallLatency, LATENCY_FIELDS, type TurnLatency } from '../core/store/call-latency.ts';
 
 export interface LatencyLabels {
   stt: string;
@@ -61,21 +34,22 @@ export class PipelineMetrics {
 }
 
 /** The latency summary kept on the call: median and 95th percentile of each figure over its turns. */
-export type LatencySummary = {
-  turns: number;
-  p50: TurnLatency;
-  p95: TurnLatency;
-};
-
-export function summarizeLatency(turns: readonly TurnLatency[]): LatencySummary | null {
+export function summarizeLatency(turns: readonly TurnLatency[]): CallLatency | null {
   if (turns.length === 0) return null;
-  const pick = (q: number) =>
-    Object.fromEntries(
-      LATENCY_FIELDS.map((field) => {
-        const sorted = turns.map((t) => t[field]).sort((a, b) => a - b);
-        const value = sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number;
-        return [field, Math.round(value * 10) / 10];
-      }),
-    ) as unknown as TurnLatency;
+  const pick = (q: number): TurnLatency => {
+    const at = (field: keyof TurnLatency): number => {
+      const sorted = turns.map((t) => t[field]).sort((a, b) => a - b);
+      const value = sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+      return Math.round(value * 10) / 10;
+    };
+    return {
+      endpoint_ms: at('endpoint_ms'),
+      stt_final_ms: at('stt_final_ms'),
+      llm_first_token_ms: at('llm_first_token_ms'),
+      tts_first_audio_ms: at('tts_first_audio_ms'),
+      voice_to_voice_ms: at('voice_to_voice_ms'),
+      pipeline_overhead_ms: at('pipeline_overhead_ms'),
+    };
+  };
   return { turns: turns.length, p50: pick(0.5), p95: pick(0.95) };
 }

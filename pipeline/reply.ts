@@ -2,6 +2,7 @@ import type { ChatMessage, LanguageModel, ToolCall } from '../engines/llm/types.
 import { SentenceSplitter } from '../engines/tts/sentences.ts';
 import type { Dialog, DialogAction } from './dialog/index.ts';
 import type { FailureStage } from './fallback.ts';
+import { fillerLine, type ToolRuns } from './tool-runs.ts';
 
 /** Speaks one piece of text: PCM16 16 kHz chunks. The composition root hands in the voice router. */
 export interface Speaker {
@@ -57,6 +58,8 @@ export interface ReplyContext {
   wallNow: () => number;
   /** Each function call's effect, as soon as the dialog applied it. */
   onAction?: (action: DialogAction) => void;
+  /** The call's on_call tool runs (absent when no tools are offered). */
+  tools?: ToolRuns;
 }
 
 /**
@@ -64,6 +67,9 @@ export interface ReplyContext {
  * keeps writing while the first clause is spoken), and function calls move the dialog (a flow transition, then
  * the reply goes on from the new node; `end_call`). Everything stops when `signal` aborts: the model's stream,
  * the speech in progress, and no audio of this turn is handed on afterwards.
+ *
+ * A tool the model chose runs while the reply waits for it (saying a filler line when it is slow), then the model
+ * goes on with its result. A reply first waits for runs an earlier, interrupted reply left going.
  *
  * Engine failures do not throw: the reply ends with `failure` naming the stage. When the model fails, the
  * clauses already complete are still spoken; when speech fails, the model is stopped. Either way the history
@@ -79,6 +85,13 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
   let endCall: ReplyResult['endCall'];
   let failure: ReplyResult['failure'];
   let speech: Promise<void> = Promise.resolve();
+  // Spoken but not yet in the conversation (a filler said before the model's words): joins the next message.
+  let unrecorded = '';
+  const recorded = (content: string) => {
+    const joined = [unrecorded, content].filter(Boolean).join(' ');
+    unrecorded = '';
+    return joined;
+  };
 
   const say = (text: string) => {
     const clause = text.trim();
@@ -93,6 +106,17 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
         speechFailed.abort();
       });
   };
+
+  /** Waits for the tools still running; a filler line joins `into` (the message that called them) if slow. */
+  const waitForTools = async (into?: ChatMessage) => {
+    await ctx.tools?.wait(signal, () => {
+      const line = fillerLine(ctx.voice.language);
+      say(line);
+      if (into) into.content = [into.content, line].filter(Boolean).join(' ');
+      else unrecorded = [unrecorded, line].filter(Boolean).join(' ');
+    });
+  };
+  await waitForTools();
 
   for (let round = 0; round < MAX_FUNCTION_ROUNDS && !signal.aborted && !endCall; round++) {
     const turn = ctx.dialog.turnContext();
@@ -122,25 +146,28 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
     for (const clause of splitter.flush()) say(clause);
     if (signal.aborted) break;
     if (calls.length === 0) {
-      if (text.trim()) ctx.history.push({ role: 'assistant', content: text.trim() });
+      const content = recorded(text.trim());
+      if (content) ctx.history.push({ role: 'assistant', content });
       break;
     }
-    ctx.history.push({ role: 'assistant', content: text.trim(), toolCalls: calls });
+    const called: ChatMessage = { role: 'assistant', content: recorded(text.trim()), toolCalls: calls };
+    ctx.history.push(called);
     for (const call of calls) {
       const action = ctx.dialog.onFunctionCall(call);
       actions.push(action);
       ctx.onAction?.(action);
-      ctx.history.push({
-        role: 'tool',
-        toolCallId: call.id,
-        content: JSON.stringify(functionResult(action)),
-      });
+      const result: ChatMessage = { role: 'tool', toolCallId: call.id, content: '' };
+      ctx.history.push(result);
+      if (action.type === 'tool' && ctx.tools) ctx.tools.start(action.tool, call, result);
+      else result.content = JSON.stringify(functionResult(action));
       if (action.type === 'end_call') {
         endCall = { message: action.message, reason: action.reason };
         if (action.message) say(action.message);
       }
     }
+    await waitForTools(called);
   }
+  if (unrecorded) ctx.history.push({ role: 'assistant', content: recorded('') });
   await speech;
   const result: ReplyResult = {
     text: spoken.join(' '),
@@ -161,6 +188,8 @@ function functionResult(action: DialogAction): Record<string, unknown> {
       return { ok: true, ending: true };
     case 'unknown_function':
       return { ok: false, error: `no function named ${action.name}` };
+    case 'tool':
+      return { ok: false, error: `the tool ${action.tool.name} is not available on this call` };
   }
 }
 

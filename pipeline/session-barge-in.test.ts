@@ -6,13 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { testAgent } from '../core/agents/testing/agents.ts';
 import type { AgentSettings } from '../core/agents/types.ts';
 import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
 import { FakeOpenAiServer } from '../engines/llm/testing/fake-openai-server.ts';
 import { CUT_OFF_MARK } from './heard-context.ts';
 import type { Speaker } from './reply.ts';
-import { testAgent } from './testing/agents.ts';
 import { coughLike, silence, speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
 import { RecordingSpeaker, type Synthesis } from './testing/recording-speaker.ts';

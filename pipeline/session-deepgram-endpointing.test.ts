@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { testAgent } from '../core/agents/testing/agents.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
 import { DeepgramTranscriber } from '../engines/stt/providers/deepgram.ts';
 import { FakeDeepgramServer } from '../engines/stt/testing/fake-deepgram-server.ts';
-import { testAgent } from './testing/agents.ts';
 import { silence, speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
 import { CallHarness, ENGINE_WAIT_MS } from './testing/session-harness.ts';

@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { testAgent } from '../core/agents/testing/agents.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
-import { testAgent } from './testing/agents.ts';
 import { silence, speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
 import { CallHarness, ENGINE_WAIT_MS } from './testing/session-harness.ts';

@@ -7,12 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { testAgent } from '../core/agents/testing/agents.ts';
 import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
 import { FakeOpenAiServer } from '../engines/llm/testing/fake-openai-server.ts';
 import { FakeOpenAiSpeechServer } from '../engines/tts/testing/fake-openai-speech-server.ts';
 import { fallbackLine, MAX_CONSECUTIVE_FAILURES } from './fallback.ts';
-import { testAgent } from './testing/agents.ts';
 import { speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
 import { CallHarness, ENGINE_WAIT_MS } from './testing/session-harness.ts';

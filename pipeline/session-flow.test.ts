@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { testAgent } from '../core/agents/testing/agents.ts';
 import { type AgentSettings, DEFAULT_END_CALL } from '../core/agents/types.ts';
 import { validateFlow } from '../core/flows/validate.ts';
 import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
@@ -15,7 +16,6 @@ import {
   FakeOpenAiServer,
   type FakeReply,
 } from '../engines/llm/testing/fake-openai-server.ts';
-import { testAgent } from './testing/agents.ts';
 import { speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
 import { CallHarness, ENGINE_WAIT_MS } from './testing/session-harness.ts';

@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { testAgent } from '../core/agents/testing/agents.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
-import { testAgent } from './testing/agents.ts';
 import { beep, concat, durationMs, silence, speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
 import { RecordingSpeaker } from './testing/recording-speaker.ts';

@@ -7,11 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { testAgent } from '../core/agents/testing/agents.ts';
 import { type AgentSettings, DEFAULT_END_CALL } from '../core/agents/types.ts';
 import { validateFlow } from '../core/flows/validate.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
 import type { SpeechToText } from '../engines/stt/types.ts';
-import { testAgent } from './testing/agents.ts';
 import { durationMs, speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
 import { CallHarness, ENGINE_WAIT_MS } from './testing/session-harness.ts';

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { testAgent } from '../core/agents/testing/agents.ts';
 import type { AgentSettings } from '../core/agents/types.ts';
 import { validateFlow } from '../core/flows/validate.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
@@ -14,7 +15,6 @@ import { FakeOpenAiTranscriptionServer } from '../engines/stt/testing/fake-opena
 import { createTextToSpeech, type VoiceRouter } from '../engines/tts/index.ts';
 import { SileroVad } from '../engines/vad/providers/silero.ts';
 import { CallSession, type SessionEvent } from './session.ts';
-import { testAgent } from './testing/agents.ts';
 import { SimulatedCarrier } from './testing/simulated-carrier.ts';
 
 const FRAME = 320;

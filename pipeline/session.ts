@@ -1,4 +1,7 @@
 import type { AgentSettings, VoicemailAction } from '../core/agents/types.ts';
+import type { CallLatency, TurnLatency } from '../core/store/call-latency.ts';
+import { type OnCallTools, onCallToolsOf } from '../core/tools/on-call.ts';
+import type { ToolRunOutcome } from '../core/tools/runner.ts';
 import type { ChatMessage, LanguageModel } from '../engines/llm/types.ts';
 import { isUnrecognizedSpeech, UNRECOGNIZED_SPEECH } from '../engines/llm/unrecognized-speech.ts';
 import { transcribesLanguage } from '../engines/stt/language.ts';
@@ -9,11 +12,11 @@ import { CallTime } from './call-time.ts';
 import { type CallVariables, createDialog, type Dialog, type DialogAction } from './dialog/index.ts';
 import { FailureCount, type FailureStage, fallbackLine } from './fallback.ts';
 import { type LatencyAccount, LatencyLog } from './latency.ts';
-import type { LatencySummary, TurnLatency } from './metrics.ts';
 import type { PlayoutSink } from './playout.ts';
 import type { CallRecorder } from './recorder.ts';
 import { generateReply, type Speaker } from './reply.ts';
 import { repromptLine, type SilenceAction, SilenceWatch, silenceGoodbyeLine } from './silence.ts';
+import { ToolRuns } from './tool-runs.ts';
 import { Transcript, type TranscriptTurn } from './transcript.ts';
 import { lateWordsInterruption } from './turn/barge-in.ts';
 import { type InterruptionEvent, interruptionSettings } from './turn/interruption.ts';
@@ -64,12 +67,14 @@ export type SessionEvent =
   /** `recognized` false: the turn answered had no words (no STT final to wait for). */
   | { type: 'latency'; turnId: string; latency: TurnLatency; recognized: boolean }
   | { type: 'error'; stage: FailureStage; message: string; turnId?: string }
+  /** An on_call tool run ended (or was refused: its arguments did not conform). No bodies, no secrets. */
+  | { type: 'tool_call'; atMs: number; outcome: Omit<ToolRunOutcome, 'response'> }
   | { type: 'voicemail_detected'; atMs: number; action: VoicemailAction; evidence: VoicemailEvidence[] };
 
 export interface SessionOutcome {
   reason: SessionEndReason;
   transcript: readonly TranscriptTurn[];
-  latency: LatencySummary | null;
+  latency: CallLatency | null;
   extracted: Readonly<Record<string, unknown>>;
   /** Call time when media ended, ms. */
   durationMs: number;
@@ -103,6 +108,11 @@ export interface SessionOptions {
    */
   voicemail?: { windowMs: number } | false;
   wallNow?: () => number;
+  /**
+   * Runs the agent's on_call tools for this call. Without it, or with a dialog engine that cannot choose tools
+   * (`capabilities.choosesTools`), they are not offered to the model.
+   */
+  tools?: OnCallTools;
   onEvent?: (event: SessionEvent) => void;
   /**
    * Each turn's latency; `account` has the terms the overhead leaves out, for checking it (benchmarks);
@@ -128,6 +138,7 @@ export class CallSession {
   private readonly failures = new FailureCount();
   private readonly controller = new AbortController();
   private readonly machine: AnsweringMachine | null;
+  private readonly tools: ToolRuns | undefined;
   private ending: SessionEndReason | null = null;
   private muted = false;
   /**
@@ -149,7 +160,12 @@ export class CallSession {
     const { agent, engines } = options;
     this.time = new CallTime(wallNow);
     this.latency = new LatencyLog(this.time, options.onLatency);
-    this.dialog = createDialog(agent, options.variables);
+    const offered = options.tools && engines.llm.capabilities.choosesTools ? onCallToolsOf(agent) : [];
+    this.tools =
+      options.tools && offered.length > 0
+        ? new ToolRuns(options.tools, this.controller.signal, (outcome) => this.onToolRun(outcome))
+        : undefined;
+    this.dialog = createDialog(agent, options.variables, offered);
     const detection = options.voicemail ?? { windowMs: VOICEMAIL_WINDOW_MS };
     this.machine = detection
       ? new AnsweringMachine(detection, agent, options.variables, {
@@ -476,6 +492,7 @@ export class CallSession {
       sink: this.voice.sink(turn),
       wallNow: () => this.time.wallNow(),
       onAction: (action) => this.onAction(action),
+      ...(this.tools ? { tools: this.tools } : {}),
     });
     if (turn.controller.signal.aborted) return;
     const latency = result.failure || !caller ? null : this.latency.record(caller, result.timings);
@@ -534,6 +551,11 @@ export class CallSession {
     if (action.type !== 'transition') return;
     const { from, to, label, extracted } = action;
     this.emit({ type: 'transition', from, to, label, extracted });
+  }
+
+  private onToolRun(outcome: ToolRunOutcome): void {
+    const { response: _, ...kept } = outcome;
+    this.emit({ type: 'tool_call', atMs: this.time.audioMs, outcome: kept });
   }
 
   private emit(event: SessionEvent): void {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { testAgent } from '../core/agents/testing/agents.ts';
 import { validateFlow } from '../core/flows/validate.ts';
 import {
   repromptLine,
@@ -8,7 +9,6 @@ import {
   silenceGoodbyeLine,
   silenceSettings,
 } from './silence.ts';
-import { testAgent } from './testing/agents.ts';
 
 const settings: SilenceSettings = { repromptMs: 2000, message: '', maxReprompts: 2 };
 

@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 
 export const USAGE = `npm run bench:calls -- [--json] [--runs 3] [--calls 100] [--concurrency 32] [--duration 10]
-                       [--warmup 2] [--workspaces N] [--deadline 420] [--only admissions|conversations]
+                       [--warmup 2] [--workspaces N] [--deadline 420] [--only admissions|conversations|pool]
                        [--engines fake|configured] [--timeline]
                        [--no-cpu-parts]`;
 
-export type Part = 'admissions' | 'conversations';
+export type Part = 'admissions' | 'conversations' | 'pool';
 /**
  * The conversational calls' engines: `fake`, fixed-latency remote engines in their own process; `configured`,
  * what this environment's LLM_*, STT_* and TTS_* settings say (by default local PocketSphinx, the scripted
@@ -46,9 +46,9 @@ function positive(name: string, text: string | undefined, fallback: number, inte
 }
 
 function partsOf(only: string | undefined): Part[] {
-  if (only === undefined) return ['admissions', 'conversations'];
-  if (only === 'admissions' || only === 'conversations') return [only];
-  throw new Error(`--only: expected admissions or conversations, got "${only}"`);
+  if (only === undefined) return ['admissions', 'conversations', 'pool'];
+  if (only === 'admissions' || only === 'conversations' || only === 'pool') return [only];
+  throw new Error(`--only: expected admissions, conversations or pool, got "${only}"`);
 }
 
 function enginesOf(text: string | undefined): EngineChoice {

@@ -6,6 +6,7 @@ import { PipelineMetrics } from '../../pipeline/metrics.ts';
 import type { DrainableCalls } from '../drain.ts';
 import type { CallEngines } from '../engines.ts';
 import { loopbackHost, type SharedParts, type Teardown } from './parts.ts';
+import { buildToolRunner } from './tools.ts';
 
 export interface StartedGateway {
   /** Base URL (ws://) of the media gateway on this machine. */
@@ -20,6 +21,7 @@ export async function startGatewayRole(
   parts: SharedParts,
   engines: CallEngines,
   teardown: Teardown,
+  options: { webhookCa: string | undefined },
 ): Promise<StartedGateway> {
   const { config, coord, logger } = parts;
   const streams = new CallStreams({
@@ -35,6 +37,8 @@ export async function startGatewayRole(
     liveEvents: (callId, event) => {
       publishLiveEvent(coord, callId, event).catch(() => {});
     },
+    tools: buildToolRunner(parts, teardown, options.webhookCa),
+    clock: parts.clock,
   });
   await streams.listen(coord);
   teardown.add(() => streams.close());

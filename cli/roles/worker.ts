@@ -3,16 +3,14 @@ import { Dialer } from '../../core/calls/dialer.ts';
 import { CallRecovery } from '../../core/calls/recovery.ts';
 import { CoordinatorUnavailableError } from '../../core/coord/unavailable.ts';
 import { WebhookDispatcher } from '../../core/events/dispatcher.ts';
-import { SecretCipher } from '../../core/secrets/cipher.ts';
-import { SecretService } from '../../core/secrets/service.ts';
 import { NumberRenewals } from '../../core/telephony/renewals.ts';
 import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { PreCallTools } from '../../core/tools/pre-call.ts';
-import { ToolRunner } from '../../core/tools/runner.ts';
 import type { DrainableCalls } from '../drain.ts';
 import type { CallEngines } from '../engines.ts';
 import { buildCarriers, whyNoCarrier } from './carriers.ts';
 import type { SharedParts, Teardown } from './parts.ts';
+import { buildToolRunner } from './tools.ts';
 
 /** How often a worker looks for calls whose node stopped, or that ring past the deadline. */
 const RECOVERY_SWEEP_MS = 5_000;
@@ -38,7 +36,7 @@ export async function startWorkerRole(
   });
   const preCall = new PreCallTools({
     store: parts.store,
-    runner: toolRunner(parts, teardown, options.webhookCa),
+    runner: buildToolRunner(parts, teardown, options.webhookCa),
     logger: parts.logger.child({ phase: 'pre_call' }),
   });
   const dialer = new Dialer({
@@ -111,18 +109,6 @@ function unlessRedisAway(log: (err: unknown) => void): (err: unknown) => void {
     // Not every network error: PostgreSQL's are not the coordinator's, and nothing else reports those.
     if (!(err instanceof CoordinatorUnavailableError)) log(err);
   };
-}
-
-/** Runs the customer's tools (pre_call, before dialing), with the secrets of their workspace. */
-function toolRunner(parts: SharedParts, teardown: Teardown, extraCa: string | undefined): ToolRunner {
-  const runner = new ToolRunner({
-    secrets: new SecretService(parts.store, new SecretCipher(parts.secretKey)),
-    allowPrivate: parts.config.allowPrivateWebhooks,
-    extraCa,
-    clock: parts.clock,
-  });
-  teardown.add(() => runner.close());
-  return runner;
 }
 
 /** Ends calls whose node stopped or that ring past the deadline: once now, then on an interval. */

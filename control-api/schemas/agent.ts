@@ -1,10 +1,10 @@
 import { z } from 'zod';
+import { agentSettingsSchema } from '../../core/agents/stored.ts';
 import {
   AGENT_LIMITS,
   ANALYSIS_FIELD_TYPES,
   BACKGROUND_SOUNDS,
   INTERRUPTION_MODES,
-  TOOL_PHASES,
   VOICEMAIL_ACTIONS,
 } from '../../core/agents/types.ts';
 import { ifRevision, timestamp } from './common.ts';
@@ -79,28 +79,6 @@ const analysis = z
   })
   .strict();
 
-/** A tool definition as saved (see README "Tools and secrets"); the request body takes the same shape. */
-const toolSchema = z
-  .object({
-    name: z.string().describe('^[a-z][a-z0-9_]{0,63}$, unique in the agent'),
-    phase: z.enum(TOOL_PHASES),
-    description: z.string().optional().describe('What the model reads; required for on_call'),
-    parameters: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .describe('on_call only: JSON Schema of the arguments'),
-    request: z.object({
-      method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
-      url: z.string().describe('Template; starts with a literal https://host'),
-      headers: z.record(z.string(), z.string()).describe('Values are templates'),
-      body: z.unknown().optional().describe('Any JSON; its strings are templates (not on post_call tools)'),
-    }),
-    timeout_ms: z.number().int().min(100).max(10_000),
-  })
-  .describe(
-    'Templates: {{ args.<name> }} (on_call), {{ secrets.<name> }}, {{ variables.<name> }}, {{ call.id }}, {{ call.to }}, {{ agent.id }}',
-  );
-
 /** Checked as a whole by the tool validator, which lists every problem at once (`invalid_tools`). */
 const tool = z.unknown().describe('A tool definition (see the agent response for its shape)');
 
@@ -168,72 +146,12 @@ export const saveFlowBody = z
 
 export const revisionActionBody = z.object({ if_revision: ifRevision.optional() }).strict();
 
-const flowNode = z.object({
-  id: z.string(),
-  type: z.enum(['globalNode', 'startCall', 'agentNode', 'endCall']),
-  data: z.object({
-    name: z.string(),
-    prompt: z.string(),
-    greeting: z.string().optional(),
-    is_start: z.boolean(),
-    allow_interrupt: z.boolean(),
-    add_global_prompt: z.boolean(),
-    extraction_enabled: z.boolean(),
-    extraction_variables: z.array(z.object({ name: z.string(), type: z.string(), prompt: z.string() })),
-    tools: z.array(z.string()),
-    silence_reprompt_secs: z.number().int().optional(),
-    silence_reprompt_message: z.string().optional(),
-  }),
-});
-const flowEdge = z.object({
-  id: z.string(),
-  source: z.string(),
-  target: z.string(),
-  data: z.object({ label: z.string(), condition: z.string() }),
-});
-export const flowSchema = z.object({ nodes: z.array(flowNode), edges: z.array(flowEdge) });
-
+/** An agent as the API shows it: its stored settings (one schema with the decoder) and its identity. */
 export const agentSchema = z.object({
   id: z.string(),
   object: z.literal('agent'),
   revision: z.number().int(),
-  draft: z.boolean(),
-  archived: z.boolean(),
-  analysis: z.object({
-    enabled: z.boolean(),
-    summary_prompt: z.string().optional(),
-    success_criteria: z.string().optional(),
-    structured_data: z
-      .array(z.object({ name: z.string(), type: z.enum(ANALYSIS_FIELD_TYPES), description: z.string() }))
-      .optional(),
-  }),
-  name: z.string(),
-  system_prompt: z.string(),
-  first_message: z.string(),
-  voice: z.object({ voice_id: z.string(), language: z.string() }),
-  language: z.string(),
-  secondary_languages: z.array(z.string()),
-  max_duration_secs: z.number().int(),
-  end_call: z.object({
-    enabled: z.boolean(),
-    message: z.string(),
-    confirm: z.boolean(),
-    after_silence_reprompts: z.number().int(),
-  }),
-  voicemail: z.object({ action: z.enum(VOICEMAIL_ACTIONS), message: z.string().optional() }),
-  background_sound: z.object({ sound: z.string() }),
-  behavior: z.object({
-    interruptions: z.enum(INTERRUPTION_MODES),
-    adaptive_interruptions: z.boolean(),
-    min_interrupt_ms: z.number().int(),
-    min_words: z.number().int(),
-    endpointing_ms: z.number().int(),
-    silence_reprompt_secs: z.number().int(),
-    silence_reprompt_message: z.string(),
-  }),
-  tools: z.array(toolSchema),
-  flow: flowSchema.optional(),
-  calls_from: z.object({ pool_id: z.string() }).optional(),
+  ...agentSettingsSchema.shape,
   created_at: timestamp,
   updated_at: timestamp,
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_DURATION_SECS } from '../../core/calls/admission.ts';
 import { CALL_LIMITS, VARIABLE_NAME } from '../../core/calls/variables.ts';
 import { idPattern } from '../../core/ids.ts';
+import { callLatencySchema } from '../../core/store/call-latency.ts';
 import { CALL_STATUSES, type CallStatus } from '../../core/store/call-types.ts';
 import { listQuery } from '../http/pagination.ts';
 import { timestamp } from './common.ts';
@@ -158,7 +159,7 @@ export const callSchema = z.object({
   max_duration_secs: z.number().int(),
   created_at: timestamp,
   analysis: z.record(z.string(), z.unknown()).nullable(),
-  latency: z.record(z.string(), z.unknown()).nullable(),
+  latency: callLatencySchema.nullable(),
 });
 
 export const createdCallSchema = callSchema.extend({

@@ -1,7 +1,8 @@
 import { ApiError, notFound } from '../errors.ts';
 import type { AgentRecord, AgentRevisionRecord, Page, Store } from '../store/types.ts';
 import { type ToolRules, validateTools } from '../tools/definition.ts';
-import { applyPatch, settingsFromInput, settingsJson, storedSettings } from './settings.ts';
+import { applyPatch, settingsFromInput } from './settings.ts';
+import { settingsJson, storedSettings } from './stored.ts';
 import type { AgentInput, AgentPatch, AgentSettings, VoiceDirectory } from './types.ts';
 
 export interface Agent {
@@ -42,7 +43,7 @@ const toRevision = (r: AgentRevisionRecord): AgentRevision => ({
 function withCheckedTools(settings: AgentSettings, rules: ToolRules): AgentSettings {
   const checked = validateTools(settings.tools, rules);
   if (!checked.ok) throw new ApiError('invalid_tools', 'invalid tools', { details: checked.details });
-  return { ...settings, tools: checked.tools as unknown as AgentSettings['tools'] };
+  return { ...settings, tools: checked.tools };
 }
 
 /**

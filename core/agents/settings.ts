@@ -1,6 +1,5 @@
 import { ApiError } from '../errors.ts';
 import { validateFlow } from '../flows/validate.ts';
-import type { JsonObject } from '../store/values.ts';
 import {
   AGENT_LIMITS,
   type AgentInput,
@@ -53,26 +52,6 @@ export function settingsFromInput(input: AgentInput, voices: VoiceDirectory): Ag
   draft.voice = resolveVoice(voice, language, voices);
   if (flow !== undefined && flow !== null) draft.flow = flow;
   return checkSettings(draft as unknown as AgentSettings, voices);
-}
-
-/**
- * The one decoder of stored agent JSON (a head or a revision, as the agents repository returns it): every
- * reader of an agent's settings goes through here. Only validated settings are ever stored (`checkSettings`
- * on every save); object settings added since a revision was saved take their defaults, so an older agent
- * behaves, reads and patches like a new one.
- */
-export function storedSettings(content: object): AgentSettings {
-  const settings = content as AgentSettings;
-  return {
-    ...settings,
-    end_call: { ...DEFAULT_END_CALL, ...settings.end_call },
-    behavior: { ...DEFAULT_BEHAVIOR, ...settings.behavior },
-  };
-}
-
-/** Settings as the agents repository stores them: the encoder matching `storedSettings`. */
-export function settingsJson(settings: AgentSettings): JsonObject {
-  return { ...settings };
 }
 
 /** The current settings with a patch applied, then checked as a whole. */

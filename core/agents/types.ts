@@ -14,7 +14,7 @@ export interface AgentSettings {
   background_sound: { sound: BackgroundSound };
   behavior: AgentBehavior;
   analysis: AnalysisSettings;
-  tools: AgentTool[];
+  tools: ToolDefinition[];
   flow?: Flow;
   calls_from?: { pool_id: string };
 }
@@ -85,11 +85,28 @@ export interface AnalysisField {
 export const TOOL_PHASES = ['pre_call', 'on_call', 'post_call'] as const;
 export type ToolPhase = (typeof TOOL_PHASES)[number];
 
-export interface AgentTool {
+export const TOOL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export type ToolMethod = (typeof TOOL_METHODS)[number];
+
+/** A tool as stored on the agent once it passed validation (core/tools/definition.ts), defaults filled in. */
+export interface ToolDefinition {
   name: string;
   phase: ToolPhase;
   description?: string;
-  [setting: string]: unknown;
+  /** JSON Schema of the arguments (on_call only). */
+  parameters?: Record<string, unknown>;
+  request: {
+    method: ToolMethod;
+    /** Template; scheme and host are literal. */
+    url: string;
+    /** Header values are templates. */
+    headers: Record<string, string>;
+    /** Any JSON; every string in it is a template. Absent for post_call tools (they send the call). */
+    body?: unknown;
+  };
+  timeout_ms: number;
+  /** on_call only: after this long without an answer the agent says a filler line; 0: never. */
+  filler_after_ms?: number;
 }
 
 export const NODE_TYPES = ['globalNode', 'startCall', 'agentNode', 'endCall'] as const;

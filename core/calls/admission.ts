@@ -1,4 +1,4 @@
-import { storedSettings } from '../agents/settings.ts';
+import { storedSettings } from '../agents/stored.ts';
 import type { AgentSettings } from '../agents/types.ts';
 import { callWorstCasePaise, DEFAULT_PRICES, type PriceTable, type Tier } from '../billing/prices.ts';
 import { ApiError, invalid, notFound } from '../errors.ts';

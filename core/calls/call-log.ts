@@ -21,14 +21,7 @@ export function callEndedLine(call: CallRecord): CallEndedLine {
     ended_reason: call.endedReason,
     duration_secs: call.durationSecs,
     cost_inr: paiseToRupees(call.costPaise),
-    v2v_p50_ms: voiceToVoiceP50(call.latency),
+    v2v_p50_ms: call.latency?.p50.voice_to_voice_ms ?? null,
     ...(call.error ? { error: call.error } : {}),
   };
-}
-
-function voiceToVoiceP50(latency: CallRecord['latency']): number | null {
-  const p50 = latency?.p50;
-  if (typeof p50 !== 'object' || p50 === null || Array.isArray(p50)) return null;
-  const value = (p50 as Record<string, unknown>).voice_to_voice_ms;
-  return typeof value === 'number' ? value : null;
 }

@@ -4,6 +4,16 @@ import { test } from 'node:test';
 import type { CallRecord } from '../store/types.ts';
 import { callObject } from './representation.ts';
 
+/** A turn's latency figures, voice to voice `ms`. */
+const turn = (ms: number) => ({
+  endpoint_ms: 300,
+  stt_final_ms: 120,
+  llm_first_token_ms: 200,
+  tts_first_audio_ms: 80,
+  voice_to_voice_ms: ms,
+  pipeline_overhead_ms: 4,
+});
+
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 const queued: CallRecord = {
   id: 'call_01JAAAAAAAAAAAAAAAAAAAAAAA',
@@ -77,7 +87,7 @@ test('a completed call from a pool, with artifacts, analysis and latency', () =>
     transcriptAvailable: true,
     recordingAvailable: true,
     analysis: { summary: 'Confirmed the order' },
-    latency: { turns: 4, voice_to_voice_ms: { p50: 640 } },
+    latency: { turns: 4, p50: turn(640), p95: turn(990) },
   };
   const object = callObject(completed);
   assert.equal(object.started_at, '2026-03-01T10:00:05.000Z');
@@ -89,7 +99,7 @@ test('a completed call from a pool, with artifacts, analysis and latency', () =>
   assert.equal(object.from, '+918000000001');
   assert.equal(object.ended_reason, 'assistant-ended-call');
   assert.deepEqual(object.analysis, { summary: 'Confirmed the order' });
-  assert.deepEqual(object.latency, { turns: 4, voice_to_voice_ms: { p50: 640 } });
+  assert.deepEqual(object.latency, { turns: 4, p50: turn(640), p95: turn(990) });
 });
 
 test('never variables, the webhook URL, internal errors or carrier details', () => {

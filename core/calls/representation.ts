@@ -1,5 +1,6 @@
 import { isoTime } from '../clock.ts';
 import { paiseToRupees } from '../money.ts';
+import type { CallLatency } from '../store/call-latency.ts';
 import type { CallChannel, CallRecord, CallStatus, JsonObject } from '../store/types.ts';
 
 /**
@@ -37,7 +38,7 @@ export interface CallObject {
   /** The post-call analysis; null until it is ready. */
   analysis: JsonObject | null;
   /** The call's latency summary as the pipeline recorded it; null until a turn was measured. */
-  latency: JsonObject | null;
+  latency: CallLatency | null;
 }
 
 export function callObject(call: CallRecord): CallObject {

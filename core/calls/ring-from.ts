@@ -1,4 +1,4 @@
-import { storedSettings } from '../agents/settings.ts';
+import { storedSettings } from '../agents/stored.ts';
 import { invalid } from '../errors.ts';
 import type { CallChannel, Store } from '../store/types.ts';
 import type { Pacer, PickedNumber } from '../telephony/pacing.ts';

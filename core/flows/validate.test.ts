@@ -69,6 +69,45 @@ test('node tools must be on_call tools of the agent', () => {
   );
 });
 
+test('a node cannot offer a tool and an edge of the same name (the global node: any edge)', () => {
+  const tools = [
+    { name: 'transfer', phase: 'on_call' as const },
+    { name: 'lookup', phase: 'on_call' as const },
+  ];
+  const r = validateFlow(
+    {
+      nodes: [
+        { id: 'g', type: 'globalNode', data: { tools: ['lookup'] } },
+        { ...start, data: { tools: ['transfer'] } },
+        { id: 'next', type: 'agentNode', data: { tools: ['transfer'] } },
+      ],
+      edges: [{ id: 'e1', source: 's', target: 'next', data: { label: 'transfer', condition: 'c' } }],
+    },
+    tools,
+  );
+  assert.ok(!r.ok);
+  assert.deepEqual(
+    r.details.map((d) => d.path),
+    ['flow.nodes[1].data.tools[0]'],
+  );
+  const global = validateFlow(
+    {
+      nodes: [
+        { id: 'g', type: 'globalNode', data: { tools: ['lookup'] } },
+        { ...start, data: { tools: [] } },
+        { id: 'next', type: 'agentNode' },
+      ],
+      edges: [{ id: 'e1', source: 's', target: 'next', data: { label: 'lookup', condition: 'c' } }],
+    },
+    tools,
+  );
+  assert.ok(!global.ok);
+  assert.deepEqual(
+    global.details.map((d) => d.path),
+    ['flow.nodes[0].data.tools[0]'],
+  );
+});
+
 test('non-objects and empty graphs are refused', () => {
   for (const input of [null, [], 'flow', { nodes: [] }, { nodes: [start], edges: 'none' }]) {
     assert.equal(validateFlow(input, []).ok, false);

@@ -1,12 +1,12 @@
 import {
   AGENT_LIMITS,
-  type AgentTool,
   type ExtractionVariable,
   type Flow,
   type FlowEdge,
   type FlowNode,
   NODE_TYPES,
   type NodeType,
+  type ToolDefinition,
 } from '../agents/types.ts';
 import { VARIABLE_NAME } from '../calls/variables.ts';
 import type { ErrorDetail } from '../errors.ts';
@@ -51,7 +51,11 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
  * Checks a graph as a client sent it and returns it with every default filled in, or every problem at once.
  * `tools` are the agent's tools: a node may only offer `on_call` tools of its agent.
  */
-export function validateFlow(input: unknown, tools: readonly AgentTool[], base = 'flow'): FlowValidation {
+export function validateFlow(
+  input: unknown,
+  tools: readonly Pick<ToolDefinition, 'name' | 'phase'>[],
+  base = 'flow',
+): FlowValidation {
   const details: ErrorDetail[] = [];
   const problem = (path: string, message: string) => details.push({ path, message });
   if (!isObj(input)) {
@@ -77,9 +81,11 @@ export function validateFlow(input: unknown, tools: readonly AgentTool[], base =
   const onCallTools = new Set(tools.filter((t) => t.phase === 'on_call').map((t) => t.name));
   const nodes: FlowNode[] = [];
   const nodeIndex = new Map<string, number>();
+  const rawIndex = new Map<FlowNode, number>();
   rawNodes.forEach((raw, i) => {
     const node = checkNode(raw, `${base}.nodes[${i}]`, onCallTools, problem);
     if (!node) return;
+    rawIndex.set(node, i);
     if (nodeIndex.has(node.id)) problem(`${base}.nodes[${i}].id`, `duplicate node id "${node.id}"`);
     else nodeIndex.set(node.id, nodes.length);
     nodes.push(node);
@@ -119,6 +125,20 @@ export function validateFlow(input: unknown, tools: readonly AgentTool[], base =
     labelsBySource.set(edge.source, labels);
     edges.push(edge);
   });
+
+  // A tool a node offers and an edge leaving it would be one function name to the model.
+  const allLabels = new Set([...labelsBySource.values()].flatMap((labels) => [...labels]));
+  for (const node of nodes) {
+    const labels = node.type === 'globalNode' ? allLabels : labelsBySource.get(node.id);
+    node.data.tools.forEach((name, j) => {
+      if (labels?.has(name)) {
+        problem(
+          `${base}.nodes[${rawIndex.get(node)}].data.tools[${j}]`,
+          `"${name}" is also the label of an edge the model is offered on this node; rename one`,
+        );
+      }
+    });
+  }
 
   const start = starts[0];
   if (start && details.length === 0) {

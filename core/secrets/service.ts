@@ -1,3 +1,4 @@
+import { storedTools } from '../agents/stored.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { Store, ToolSecretRecord } from '../store/types.ts';
 import { secretsOf } from '../tools/definition.ts';
@@ -110,9 +111,7 @@ export class SecretService {
     for (;;) {
       const page = await this.store.agents.list(workspaceId, { limit: 100, ...(after ? { after } : {}) });
       for (const agent of page.items) {
-        const tools = (agent.content as { tools?: unknown }).tools;
-        if (Array.isArray(tools) && tools.some((tool) => secretsOf(tool).includes(name)))
-          users.push(agent.id);
+        if (storedTools(agent).some((tool) => secretsOf(tool).includes(name))) users.push(agent.id);
       }
       if (!page.hasMore) return users;
       after = page.items[page.items.length - 1]?.id;

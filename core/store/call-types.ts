@@ -2,6 +2,7 @@
  * Calls and the outbox of webhook events as the store holds them (re-exported by types.ts).
  * Times are epoch milliseconds; money is integer paise.
  */
+import type { CallLatency } from './call-latency.ts';
 import type { JsonObject, Page } from './values.ts';
 
 /** The ten call statuses of the interface ("Call status"). */
@@ -61,7 +62,7 @@ export interface CallRecord {
   transcriptAvailable: boolean;
   recordingAvailable: boolean;
   analysis: JsonObject | null;
-  latency: JsonObject | null;
+  latency: CallLatency | null;
   error: string | null;
 }
 
@@ -159,7 +160,7 @@ export interface CallRepo {
     artifacts: { transcriptAvailable?: boolean; recordingAvailable?: boolean },
   ): Promise<boolean>;
   setAnalysis(workspaceId: string, id: string, analysis: JsonObject): Promise<boolean>;
-  setLatency(workspaceId: string, id: string, latency: JsonObject): Promise<boolean>;
+  setLatency(workspaceId: string, id: string, latency: CallLatency): Promise<boolean>;
 }
 
 /** `none`: nothing to deliver (the call has no webhook URL); the event is kept as a record. */

@@ -240,6 +240,15 @@ for (const target of targets) {
       });
 
       it('records the carrier call, artifacts, analysis and latency', async () => {
+        const turn = (ms: number) => ({
+          endpoint_ms: 300,
+          stt_final_ms: 120,
+          llm_first_token_ms: 200,
+          tts_first_audio_ms: 80,
+          voice_to_voice_ms: ms,
+          pipeline_overhead_ms: 4.5,
+        });
+        const latency = { turns: 3, p50: turn(640), p95: turn(990) };
         const ws = await workspace();
         const call = await store.calls.insert(newCall(ws, await agent(ws)));
         assert.equal(
@@ -249,7 +258,7 @@ for (const target of targets) {
         assert.equal(await store.calls.setArtifacts(ws, call.id, { transcriptAvailable: true }), true);
         assert.equal(await store.calls.setArtifacts(ws, call.id, { recordingAvailable: true }), true);
         assert.equal(await store.calls.setAnalysis(ws, call.id, { summary: 'ok', success: true }), true);
-        assert.equal(await store.calls.setLatency(ws, call.id, { turns: 3 }), true);
+        assert.equal(await store.calls.setLatency(ws, call.id, latency), true);
         assert.equal(await store.calls.setAnalysis(await workspace(), call.id, {}), false);
         const stored = await store.calls.get(ws, call.id);
         assert.equal(stored?.carrier, 'twilio');
@@ -257,7 +266,7 @@ for (const target of targets) {
         assert.equal(stored?.transcriptAvailable, true);
         assert.equal(stored?.recordingAvailable, true);
         assert.deepEqual(stored?.analysis, { summary: 'ok', success: true });
-        assert.deepEqual(stored?.latency, { turns: 3 });
+        assert.deepEqual(stored?.latency, latency);
       });
     });
 

@@ -10,7 +10,13 @@ import { isId } from '../ids.ts';
 import { sha256Hex } from './keys.ts';
 import { IN_FLIGHT_TTL_MS } from './repos/idempotency.ts';
 import { storeTargets } from './testing/targets.ts';
-import type { AgentRecord, Store } from './types.ts';
+import type { AgentRecord, JsonObject, Store } from './types.ts';
+
+/** Stored agent content as an object: the store keeps any JSON object (agents decode theirs). */
+function objectOf(content: unknown): JsonObject {
+  assert.ok(typeof content === 'object' && content !== null, 'stored content is an object');
+  return Object.fromEntries(Object.entries(content));
+}
 
 const targets = await storeTargets('store');
 
@@ -228,14 +234,14 @@ for (const target of targets) {
         const saved = await store.agents.save(ws, agent.id, {
           reason: 'update',
           ifRevision: 1,
-          change: (current) => ({ ...current.content, name: 'Asha' }),
+          change: (current) => ({ ...objectOf(current.content), name: 'Asha' }),
         });
         assert.notEqual(typeof saved, 'string');
         const updated = saved as AgentRecord;
         assert.equal(updated.revision, 2);
         assert.equal(updated.updatedAt, clock.now());
         assert.equal(updated.createdAt, agent.createdAt);
-        assert.equal(updated.content['name'], 'Asha');
+        assert.equal(objectOf(updated.content).name, 'Asha');
         assert.deepEqual(await store.agents.get(ws, agent.id), updated);
 
         const stale = await store.agents.save(ws, agent.id, {
@@ -250,7 +256,7 @@ for (const target of targets) {
         const rolled = await store.agents.save(ws, agent.id, {
           reason: 'rollback',
           restoredFrom: 1,
-          change: () => first?.content ?? {},
+          change: () => objectOf(first?.content),
         });
         assert.equal((rolled as AgentRecord).revision, 3);
         const revision3 = await store.agents.getRevision(ws, agent.id, 3);
@@ -287,7 +293,7 @@ for (const target of targets) {
           Array.from({ length: 8 }, () =>
             store.agents.save(ws, agent.id, {
               reason: 'update',
-              change: (current) => ({ n: Number(current.content['n']) + 1 }),
+              change: (current) => ({ n: Number(objectOf(current.content).n) + 1 }),
             }),
           ),
         );

@@ -55,6 +55,11 @@ for (const target of targets) {
       assert.deepEqual(await store.phoneNumbers.get(ws, created.id), created);
       assert.equal(await store.phoneNumbers.get(other, created.id), undefined);
       assert.deepEqual(await store.phoneNumbers.held(ws), ['+918012345601']);
+      const racing = await Promise.all([
+        store.phoneNumbers.insert(number(ws, '+918012345609')),
+        store.phoneNumbers.insert(number(ws, '+918012345609')),
+      ]);
+      assert.equal(racing.filter((r) => r === 'exists').length, 1, 'two rents at once: one number');
     });
 
     it('changes raise the version; a stale version is a conflict and writes nothing', async () => {

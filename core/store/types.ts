@@ -85,8 +85,11 @@ export interface AgentRecord {
   id: string;
   workspaceId: string;
   revision: number;
-  /** The agent's settings as the API stores them (every field but id, object, revision and timestamps). */
-  content: JsonObject;
+  /**
+   * The agent's settings as the API stores them (every field but id, object, revision and timestamps): parsed
+   * JSON of no type until `storedSettings` (core/agents/stored.ts) decodes it.
+   */
+  content: unknown;
   createdAt: number;
   updatedAt: number;
 }
@@ -99,7 +102,8 @@ export interface AgentRevisionRecord {
   reason: RevisionReason;
   /** For rollbacks: the revision whose content was restored. */
   restoredFrom: number | null;
-  content: JsonObject;
+  /** As `AgentRecord.content`. */
+  content: unknown;
   createdAt: number;
 }
 

@@ -1,4 +1,4 @@
-import { storedSettings } from '../agents/settings.ts';
+import { storedSettings } from '../agents/stored.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { Page, PhonePoolRecord, PoolPurpose, Repositories, Store } from '../store/types.ts';
 import type { TelephonyProviders } from './providers.ts';

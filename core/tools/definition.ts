@@ -1,4 +1,4 @@
-import type { ToolPhase } from '../agents/types.ts';
+import { TOOL_METHODS, type ToolDefinition, type ToolMethod, type ToolPhase } from '../agents/types.ts';
 import type { ErrorDetail } from '../errors.ts';
 import { isInternalHostName } from '../net/address-policy.ts';
 import { schemaProblems } from './json-schema.ts';
@@ -16,11 +16,16 @@ export const TOOL_LIMITS = {
   minTimeoutMs: 100,
   maxTimeoutMs: 10_000,
   defaultTimeoutMs: 5_000,
+  /** An on_call tool still running after this long has the agent say a short filler line; 0: never. */
+  minFillerAfterMs: 200,
+  maxFillerAfterMs: 10_000,
+  defaultFillerAfterMs: 1_000,
 } as const;
 
+/** Function names the dialog offers itself; an on_call tool cannot take one. */
+export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set(['end_call']);
+
 export const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
-export const TOOL_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-export type ToolMethod = (typeof TOOL_METHODS)[number];
 const PHASES: readonly ToolPhase[] = ['pre_call', 'on_call', 'post_call'];
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
 /** Headers the runner sets itself. */
@@ -31,27 +36,16 @@ const RESERVED_HEADERS = new Set([
   'connection',
   'x-service-signature',
 ]);
-const TOOL_FIELDS = new Set(['name', 'phase', 'description', 'parameters', 'request', 'timeout_ms']);
+const TOOL_FIELDS = new Set([
+  'name',
+  'phase',
+  'description',
+  'parameters',
+  'request',
+  'timeout_ms',
+  'filler_after_ms',
+]);
 const REQUEST_FIELDS = new Set(['method', 'url', 'headers', 'body']);
-
-/** A tool as stored on the agent once it passed validation, defaults filled in. */
-export interface ToolDefinition {
-  name: string;
-  phase: ToolPhase;
-  description?: string;
-  /** JSON Schema of the arguments (on_call only). */
-  parameters?: Record<string, unknown>;
-  request: {
-    method: ToolMethod;
-    /** Template; scheme and host are literal. */
-    url: string;
-    /** Header values are templates. */
-    headers: Record<string, string>;
-    /** Any JSON; every string in it is a template. Absent for post_call tools (they send the call). */
-    body?: unknown;
-  };
-  timeout_ms: number;
-}
 
 export interface ToolRules {
   /** The workspace's secret names. */
@@ -122,10 +116,12 @@ function checkTool(
   for (const key of Object.keys(raw)) if (!TOOL_FIELDS.has(key)) problem(`${path}.${key}`, 'unknown field');
   const before = details.length;
   const name = raw.name;
+  const phase = raw.phase;
   if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
     problem(`${path}.name`, 'must match ^[a-z][a-z0-9_]{0,63}$ (lowercase letters, digits and _)');
+  } else if (phase === 'on_call' && RESERVED_TOOL_NAMES.has(name)) {
+    problem(`${path}.name`, `"${name}" is a function the agent offers itself; choose another name`);
   }
-  const phase = raw.phase;
   if (typeof phase !== 'string' || !(PHASES as readonly string[]).includes(phase)) {
     problem(`${path}.phase`, `must be one of ${PHASES.join(', ')}`);
   }
@@ -167,6 +163,21 @@ function checkTool(
     );
   }
 
+  const filler = raw.filler_after_ms;
+  if (filler !== undefined) {
+    if (!onCall) problem(`${path}.filler_after_ms`, 'only on_call tools run while the caller waits');
+    else if (
+      typeof filler !== 'number' ||
+      !Number.isInteger(filler) ||
+      (filler !== 0 && (filler < TOOL_LIMITS.minFillerAfterMs || filler > TOOL_LIMITS.maxFillerAfterMs))
+    ) {
+      problem(
+        `${path}.filler_after_ms`,
+        `must be 0 (no filler) or an integer from ${TOOL_LIMITS.minFillerAfterMs} to ${TOOL_LIMITS.maxFillerAfterMs}`,
+      );
+    }
+  }
+
   const request = checkRequest(
     raw.request,
     `${path}.request`,
@@ -197,6 +208,9 @@ function checkTool(
     ...(onCall ? { parameters: (parameters as Obj | undefined) ?? { type: 'object', properties: {} } } : {}),
     request,
     timeout_ms: timeout as number,
+    ...(onCall
+      ? { filler_after_ms: (filler as number | undefined) ?? TOOL_LIMITS.defaultFillerAfterMs }
+      : {}),
   };
 }
 

@@ -1,9 +1,10 @@
+import { storedTools } from '../agents/stored.ts';
 import { isoTime } from '../clock.ts';
 import type { DeliveryResult } from '../events/delivery.ts';
 import type { ToolTargets } from '../events/replay.ts';
 import { newId } from '../ids.ts';
 import type { CallRecord, EventRecord, NewEvent, Repositories, Store } from '../store/types.ts';
-import { secretsOf, type ToolDefinition } from './definition.ts';
+import { secretsOf } from './definition.ts';
 import type { SecretSource } from './runner.ts';
 import { renderTemplate, type TemplateValues } from './template.ts';
 
@@ -40,9 +41,7 @@ export class PostCallTools implements ToolTargets {
     now: number,
   ): Promise<NewEvent[]> {
     const revision = await repos.agents.getRevision(call.workspaceId, call.agentId, call.agentRevision);
-    const tools = ((revision?.content as { tools?: ToolDefinition[] } | undefined)?.tools ?? []).filter(
-      (t) => t.phase === 'post_call',
-    );
+    const tools = storedTools(revision).filter((t) => t.phase === 'post_call');
     if (tools.length === 0) return [];
     const transcript =
       (await this.deps.readTranscript?.(call.workspaceId, call.id).catch(() => null)) ?? null;
@@ -73,9 +72,7 @@ export class PostCallTools implements ToolTargets {
     const { store } = this.deps;
     const call = event.callId ? await store.calls.get(event.workspaceId, event.callId) : undefined;
     const revision = await store.agents.getRevision(event.workspaceId, target.agent_id, target.revision);
-    const tool = ((revision?.content as { tools?: ToolDefinition[] } | undefined)?.tools ?? []).find(
-      (t) => t.name === target.tool && t.phase === 'post_call',
-    );
+    const tool = storedTools(revision).find((t) => t.name === target.tool && t.phase === 'post_call');
     if (!call || !tool) throw new Error('the post_call tool or its call is gone');
     const values: TemplateValues = {
       secrets: await this.deps.secrets.reveal(event.workspaceId, secretsOf(tool)),

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
+import { storedTools } from '../agents/stored.ts';
+import type { ToolDefinition } from '../agents/types.ts';
 import { VARIABLE_NAME } from '../calls/variables.ts';
 import type { CallRecord, CallVariables, Store } from '../store/types.ts';
-import type { ToolDefinition } from './definition.ts';
 import type { ToolRunner, ToolRunOutcome } from './runner.ts';
 
 /** The limits of call variables (interface "Limits"), which pre_call results keep to as well. */
@@ -17,8 +18,7 @@ export interface PreCallResult {
 /** The tools of a call's agent revision, as saved (they passed validation then). */
 export async function toolsOfCall(store: Store, call: CallRecord): Promise<ToolDefinition[]> {
   const revision = await store.agents.getRevision(call.workspaceId, call.agentId, call.agentRevision);
-  const tools = (revision?.content as { tools?: unknown } | undefined)?.tools;
-  return Array.isArray(tools) ? (tools as ToolDefinition[]) : [];
+  return storedTools(revision);
 }
 
 /**

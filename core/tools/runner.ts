@@ -1,9 +1,10 @@
 import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
+import type { ToolDefinition } from '../agents/types.ts';
 import { type Clock, systemClock } from '../clock.ts';
 import { AddressPolicyError, assertPublicHost, guardedLookup } from '../net/address-policy.ts';
 import type { ToolRunStatus } from '../store/types.ts';
-import { secretsOf, type ToolDefinition } from './definition.ts';
+import { secretsOf } from './definition.ts';
 import { renderJsonBody, renderTemplate, type TemplateValues } from './template.ts';
 
 /** The most of a tool's response read; past it the run fails (the rest is never buffered). */

@@ -1,15 +1,15 @@
 import { isoTime } from '../clock.ts';
 import type { Store, ToolRunRecord } from '../store/types.ts';
 
-/** One entry of a call's `tool_calls`: no bodies, no secret values. */
-export interface ToolCallEntry {
+/** One entry of a call's `tool_calls`: no bodies, no secret values. (A type, so it spreads into events.) */
+export type ToolCallEntry = {
   name: string;
   phase: string;
   started_at: string;
   duration_ms: number;
   status: ToolRunRecord['status'];
   http_status: number | null;
-}
+};
 
 export const toolCallEntry = (run: ToolRunRecord): ToolCallEntry => ({
   name: run.name,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { ToolDefinition } from '../agents/types.ts';
 import { makeCertificates, type TestCertificates } from '../events/testing/receiver.ts';
-import type { ToolDefinition } from './definition.ts';
 import { ToolRunner } from './runner.ts';
 import { renderJsonBody, renderTemplate, type TemplateValues } from './template.ts';
 import { ToolServer } from './testing/tool-server.ts';

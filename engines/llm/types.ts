@@ -54,6 +54,11 @@ export type ChatEvent =
 export interface LlmCapabilities {
   streaming: boolean;
   functionCalling: boolean;
+  /**
+   * Whether it can choose among a customer's tools from their descriptions and write their arguments (a
+   * language model). The scripted dialog engine calls flow edges and `end_call` by its rules, and no tools.
+   */
+  choosesTools: boolean;
 }
 
 export interface LanguageModel {

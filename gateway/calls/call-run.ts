@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { storedSettings } from '../../core/agents/settings.ts';
+import { storedSettings } from '../../core/agents/stored.ts';
 import type { AgentSettings } from '../../core/agents/types.ts';
 import { analyzeCall } from '../../core/calls/analysis.ts';
 import type { CallArtifacts, TranscriptEntry } from '../../core/calls/artifacts.ts';
@@ -11,8 +11,12 @@ import type { LiveCallEvent } from '../../core/calls/live-events.ts';
 import type { LiveCallSlots } from '../../core/calls/live-slots.ts';
 import { callObject } from '../../core/calls/representation.ts';
 import { type EndTrigger, isTerminal } from '../../core/calls/state-machine.ts';
-import type { CallRecord, Store } from '../../core/store/types.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { CallRecord, Store, ToolRunRecord } from '../../core/store/types.ts';
 import { retryWhileStoreUnavailable } from '../../core/store/unavailable.ts';
+import { callTools, onCallToolsOf } from '../../core/tools/on-call.ts';
+import type { ToolRunner } from '../../core/tools/runner.ts';
+import { toolCallEntry } from '../../core/tools/tool-calls.ts';
 import type { LatencyLabels, PipelineMetrics } from '../../pipeline/metrics.ts';
 import { CallRecorder } from '../../pipeline/recorder.ts';
 import {
@@ -42,6 +46,9 @@ export interface CallRunDeps {
   nodeId: string;
   /** Where web calls' live events go (the coordinator, to the API node streaming them). */
   liveEvents?: (callId: string, event: LiveCallEvent) => void;
+  /** Sends on_call tools' requests; without it they are not offered. */
+  tools?: Pick<ToolRunner, 'run'>;
+  clock?: Clock;
 }
 
 /**
@@ -145,14 +152,37 @@ export class CallRun {
     const agent: AgentSettings = { ...stored, max_duration_secs: call.maxDurationSecs };
     await mkdir(deps.partialDir, { recursive: true });
     const recordingFile = path.join(deps.partialDir, `${call.id}.wav`);
+    const tools = deps.tools
+      ? callTools(
+          deps.tools,
+          {
+            workspaceId: call.workspaceId,
+            callId: call.id,
+            agentId: call.agentId,
+            to: call.toNumber ?? '',
+            variables: call.variables,
+          },
+          deps.clock,
+        )
+      : undefined;
     const session = new CallSession({
       agent,
       variables: withoutNulls(call.variables),
       engines,
       output: ctx.output,
       recorder: new CallRecorder(recordingFile),
+      ...(tools ? { tools } : {}),
       onEvent: (event) => {
         logEvent(ctx, event);
+        if (event.type === 'tool_call') {
+          // Kept before it is published, so a client told of the run finds it on the call.
+          void keepToolRun(deps.store, call, event.outcome).then(
+            () => publish({ type: 'tool.call', ...toolCallEntry(event.outcome) }),
+            (err: unknown) =>
+              ctx.logger.error({ err, tool: event.outcome.name }, 'could not record a tool run'),
+          );
+          return;
+        }
         for (const out of liveEventsOf(event)) publish(out);
       },
       onLatency: (latency, _account, turn) =>
@@ -163,12 +193,14 @@ export class CallRun {
           language: agent.voice.language,
         }),
     });
-    const onCall = agent.tools.filter((t) => t.phase === 'on_call').map((t) => t.name);
-    if (onCall.length > 0) {
-      // pre_call and post_call tools run whatever the dialog engine; on_call tools are not offered to it yet.
+    const onCall = onCallToolsOf(agent).map((t) => t.name);
+    if (onCall.length > 0 && !(tools && engines.llm.capabilities.choosesTools)) {
+      // pre_call and post_call tools run whatever the dialog engine; only a language model chooses on_call ones.
       ctx.logger.info(
-        { tools: onCall },
-        'on_call tools are not offered to the dialog engine on this deployment',
+        { tools: onCall, llm: engines.llm.provider },
+        tools
+          ? 'on_call tools are not offered: the scripted dialog engine cannot choose tools'
+          : 'on_call tools are not offered: this gateway runs no tools',
       );
     }
     const run = new CallRun(deps, ctx, call, agent, session, recordingFile);
@@ -366,6 +398,17 @@ function liveEventsOf(event: SessionEvent): LiveCallEvent[] {
   }
 }
 
+function keepToolRun(store: Store, call: CallRecord, outcome: ToolRunRecord): Promise<void> {
+  return store.toolRuns.record(call.workspaceId, call.id, {
+    name: outcome.name,
+    phase: outcome.phase,
+    status: outcome.status,
+    httpStatus: outcome.httpStatus,
+    startedAt: outcome.startedAt,
+    durationMs: outcome.durationMs,
+  });
+}
+
 /** How often a browser that joined a queued web call looks whether its call has left the queue. */
 const QUEUED_POLL_MS = 250;
 
@@ -423,6 +466,15 @@ function logEvent(ctx: StreamContext, event: SessionEvent): void {
     case 'latency':
       ctx.logger.debug({ latency: event.latency, recognized: event.recognized }, 'turn latency');
       break;
+    case 'tool_call': {
+      // The error words name no URL, header or value (core/tools/runner.ts); arguments and bodies stay out.
+      const { name, status, httpStatus, durationMs, error } = event.outcome;
+      ctx.logger.info(
+        { tool: name, status, http_status: httpStatus, duration_ms: durationMs, error, at_ms: event.atMs },
+        'on_call tool run',
+      );
+      break;
+    }
     case 'turn_taking_by_voice':
       ctx.logger.info(
         { at_ms: event.atMs, reason: event.reason },

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { testAgent } from '../../core/agents/testing/agents.ts';
 import { type AgentSettings, DEFAULT_END_CALL } from '../../core/agents/types.ts';
 import { validateFlow } from '../../core/flows/validate.ts';
-import { testAgent } from '../testing/agents.ts';
 import { createDialog, substitute } from './index.ts';
 
 const base = testAgent({
@@ -156,4 +156,64 @@ test('malformed extraction arguments extract nothing but still move on', () => {
   const t = d.onFunctionCall({ id: 'b', name: 'pincode_given', arguments: '{not json' });
   assert.equal(t.type, 'transition');
   assert.deepEqual(d.extracted(), {});
+});
+
+test('on_call tools: all of them without a flow; in a flow, the node’s and the global node’s; built-ins win', () => {
+  const tool = (name: string) =>
+    ({
+      name,
+      phase: 'on_call',
+      description: `tool ${name}`,
+      parameters: { type: 'object', properties: {} },
+      request: { method: 'GET', url: 'https://x.example.com', headers: {} },
+      timeout_ms: 1_000,
+      filler_after_ms: 1_000,
+    }) as const;
+  const tools = [tool('lookup'), tool('book'), tool('identity_confirmed')];
+  const asAgentTools = tools.map((t) => ({ ...t }));
+
+  const single = createDialog({ ...base, tools: asAgentTools }, {}, tools);
+  assert.deepEqual(
+    single.turnContext().functions.map((f) => [f.name, f.description]),
+    [
+      ['end_call', single.turnContext().functions[0]?.description],
+      ['lookup', 'tool lookup'],
+      ['book', 'tool book'],
+      ['identity_confirmed', 'tool identity_confirmed'],
+    ],
+  );
+  const action = single.onFunctionCall({ id: '1', name: 'book', arguments: '{}' });
+  assert.equal(action.type, 'tool');
+  assert.equal(action.type === 'tool' && action.tool.name, 'book');
+  assert.deepEqual(
+    createDialog(base, {}, [])
+      .turnContext()
+      .functions.map((f) => f.name),
+    ['end_call'],
+  );
+
+  const agent = flowAgent();
+  const flow = agent.flow!;
+  const nodes = flow.nodes.map((n) =>
+    n.id === 'g'
+      ? { ...n, data: { ...n.data, tools: ['lookup'] } }
+      : n.id === 'start'
+        ? { ...n, data: { ...n.data, tools: ['identity_confirmed', 'book'] } }
+        : n,
+  );
+  const d = createDialog({ ...agent, tools: asAgentTools, flow: { ...flow, nodes } }, {}, tools);
+  // On start: its edge identity_confirmed stays the edge (the tool of that name is not offered there).
+  assert.deepEqual(
+    d.turnContext().functions.map((f) => f.name),
+    ['identity_confirmed', 'book', 'lookup'],
+  );
+  assert.equal(d.onFunctionCall({ id: 'x', name: 'lookup', arguments: '{}' }).type, 'tool');
+  assert.equal(d.currentNode(), 'start', 'a tool does not move the flow');
+  assert.equal(d.onFunctionCall({ id: 'y', name: 'identity_confirmed', arguments: '{}' }).type, 'transition');
+  // On collect (add_global_prompt false, no tools of its own): the global node's tools still apply.
+  assert.deepEqual(
+    d.turnContext().functions.map((f) => f.name),
+    ['pincode_given', 'lookup'],
+  );
+  assert.equal(d.onFunctionCall({ id: 'z', name: 'book', arguments: '{}' }).type, 'unknown_function');
 });

@@ -1,7 +1,8 @@
-import type { AgentSettings, Flow, FlowEdge, FlowNode } from '../../core/agents/types.ts';
+import type { AgentSettings, Flow, FlowEdge, FlowNode, ToolDefinition } from '../../core/agents/types.ts';
 import type { FunctionSpec, ToolCall } from '../../engines/llm/types.ts';
 import { type SilenceSettings, silenceSettings } from '../silence.ts';
 import { END_CALL_FUNCTION, endCallFunction } from './end-call.ts';
+import { OfferedTools } from './tools.ts';
 import type { Dialog, DialogAction, DialogTurnContext } from './types.ts';
 import { type CallVariables, substitute } from './variables.ts';
 
@@ -10,19 +11,23 @@ import { type CallVariables, substitute } from './variables.ts';
  * outgoing edge is offered to the model as a function named by its label and described by its condition; taking
  * one moves to its target. A node with extraction enabled adds its variables as the edge functions' arguments, so
  * they are collected as the call leaves it. The globalNode's prompt is prepended where `add_global_prompt`.
- * On an endCall node the model may only say its closing words and end the call.
+ * On an endCall node the model may only say its closing words and end the call. The on_call tools a node lists
+ * (and those the globalNode lists, on every node) are offered beside its edges.
  */
 export class FlowRuntime implements Dialog {
   private node: FlowNode;
   private readonly nodes: Map<string, FlowNode>;
   private readonly global: FlowNode | undefined;
   private readonly values: Record<string, unknown> = {};
+  private readonly tools: OfferedTools;
 
   constructor(
     private readonly agent: AgentSettings,
     private readonly flow: Flow,
     private readonly variables: CallVariables,
+    tools: readonly ToolDefinition[] = [],
   ) {
+    this.tools = new OfferedTools(tools);
     this.nodes = new Map(flow.nodes.map((n) => [n.id, n]));
     this.global = flow.nodes.find((n) => n.type === 'globalNode');
     const start = flow.nodes.find((n) => n.type === 'startCall');
@@ -42,6 +47,7 @@ export class FlowRuntime implements Dialog {
     if (data.prompt) parts.push(data.prompt);
     const functions: FunctionSpec[] = this.outgoing().map((edge) => this.edgeFunction(edge));
     if (this.node.type === 'endCall' || this.agent.end_call.enabled) functions.push(endCallFunction());
+    functions.push(...this.tools.functions(this.toolNames(), this.ownNames()));
     return {
       system: substitute(parts.join('\n\n'), this.allVariables()),
       functions,
@@ -59,7 +65,10 @@ export class FlowRuntime implements Dialog {
     }
     const edge = this.outgoing().find((e) => e.data.label === call.name);
     const target = edge ? this.nodes.get(edge.target) : undefined;
-    if (!edge || !target) return { type: 'unknown_function', name: call.name };
+    if (!edge || !target) {
+      const tool = this.tools.action(call, this.toolNames(), this.ownNames());
+      return tool ?? { type: 'unknown_function', name: call.name };
+    }
     const extracted = this.extract(call.arguments);
     // The whole transition is these two assignments, with no await between them: an interruption can only
     // observe the flow before or after it.
@@ -79,6 +88,18 @@ export class FlowRuntime implements Dialog {
 
   silence(): SilenceSettings {
     return silenceSettings(this.agent, this.node.data);
+  }
+
+  /** The functions the flow itself offers on the current node: its edges and end_call. */
+  private ownNames(): Set<string> {
+    const names = new Set(this.outgoing().map((e) => e.data.label));
+    if (this.node.type === 'endCall' || this.agent.end_call.enabled) names.add(END_CALL_FUNCTION);
+    return names;
+  }
+
+  /** The tools offered on the current node: its own, then the globalNode's. */
+  private toolNames(): string[] {
+    return [...(this.node.data.tools ?? []), ...(this.global?.data.tools ?? [])];
   }
 
   private outgoing(): FlowEdge[] {

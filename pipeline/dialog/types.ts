@@ -1,3 +1,4 @@
+import type { ToolDefinition } from '../../core/agents/types.ts';
 import type { ChatMessage, FunctionSpec, ToolCall } from '../../engines/llm/types.ts';
 import type { SilenceSettings } from '../silence.ts';
 
@@ -6,6 +7,8 @@ export type DialogAction =
   | { type: 'transition'; from: string; to: string; label: string; extracted: Record<string, unknown> }
   /** Hang up after speaking `message` (may be empty). `confirmed` false means: ask first, then wait. */
   | { type: 'end_call'; message: string; reason: 'assistant-ended-call' }
+  /** The model chose one of the customer's on_call tools: the reply runs it and gives the model its result. */
+  | { type: 'tool'; tool: ToolDefinition; call: ToolCall }
   /** The model asked for something the dialog does not offer; answer it as a tool error and go on. */
   | { type: 'unknown_function'; name: string };
 

@@ -36,6 +36,8 @@ export interface HarnessOptions {
   voicemail?: SessionOptions['voicemail'];
   /** The fake transcription server whose answers follow what the caller said. */
   stt?: FakeOpenAiTranscriptionServer;
+  /** Runs the agent's on_call tools. */
+  tools?: SessionOptions['tools'];
 }
 
 export class CallHarness {
@@ -53,6 +55,7 @@ export class CallHarness {
       engines: options.engines,
       output: this.carrier,
       ...(options.voicemail !== undefined ? { voicemail: options.voicemail } : {}),
+      ...(options.tools ? { tools: options.tools } : {}),
       onEvent: (event) => this.events.push({ atMs: this.nowMs, event }),
     });
     this.carrier.onAck = (name, dropped) => this.session.playbackAck(name, dropped);

@@ -150,7 +150,7 @@ describe('HTTP limits in the error envelope', () => {
       [404, request(p.url, 'DELETE', '/v2/wallet', { key })],
       [409, request(p.url, 'POST', `/v2/agents/${published.body.id}/publish`, { key })],
       [413, request(p.url, 'POST', '/v2/agents', { key, rawBody: `"${'x'.repeat(5000)}"`, headers: json })],
-      [501, request(p.url, 'POST', '/v2/campaigns', { key, body: {} })],
+      [501, request(p.url, 'POST', '/v2/transcriptions', { key, body: {} })],
     ];
     for (const [status, pending] of cases) {
       const r = await pending;

@@ -1,6 +1,7 @@
 /**
  * The structure docs/architecture.md describes, held by CI: the layering check (`npm run lint:layers`) fails on
- * a forbidden import, and no file cites a design document that is not in the repository.
+ * a forbidden import, no file cites a design document that is not in the repository, wiring functions stay
+ * short, and stored JSON is cast nowhere but in its decoders.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -15,6 +16,14 @@ const scratchFiles: string[] = [];
 /** Wiring code a person reads top to bottom: no function in it is longer than this. */
 const MAX_WIRING_FUNCTION_LINES = 80;
 const WIRING = /^(cli\/.*|gateway\/server|control-api\/routes\/.*)\.ts$/;
+
+/** Production code: the layers, without tests and testing/ helpers. */
+const PRODUCTION =
+  /^(codecs|engines|core|pipeline|gateway|control-api|cli)\/(?!.*(\.test\.ts$|(^|\/)testing\/)).*\.ts$/;
+/** The one decoder of each stored JSON shape: agent settings, a call's latency summary. */
+const DECODERS = new Set(['core/agents/stored.ts', 'core/store/call-latency.ts']);
+/** Names under which stored JSON travels: an agent record's `content`, a call's `latency`. */
+const STORED_JSON = /\b(content|latency)\b/;
 
 function trackedFiles(): string[] {
   const listed = spawnSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' });
@@ -36,6 +45,30 @@ function longFunctions(file: string, max: number): string[] {
       const first = source.getLineAndCharacterOfPosition(node.getStart()).line;
       const lines = source.getLineAndCharacterOfPosition(node.getEnd()).line - first + 1;
       if (lines > max) found.push(`${file}:${first + 1} (${lines} lines)`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/**
+ * Casts (`x as T`, `x as unknown as T`, `<T>x`) of stored JSON in `text`, as `file:line`: whatever is cast
+ * names an agent's `content` or a call's `latency`. Those values are `unknown` (agent content) or typed by their
+ * decoder (latency), so a cast there is a second, unchecked decoder.
+ */
+function storedJsonCasts(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isAsExpression(node) || ts.isTypeAssertionExpression(node)) {
+      let operand = node.expression;
+      while (ts.isAsExpression(operand) || ts.isParenthesizedExpression(operand))
+        operand = operand.expression;
+      if (STORED_JSON.test(operand.getText(source))) {
+        found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`);
+        return; // `x as unknown as T` is one cast
+      }
     }
     ts.forEachChild(node, visit);
   };
@@ -90,6 +123,17 @@ describe('architecture rules', () => {
     assert.equal(passed.status, 0, passed.output);
   });
 
+  test('the layering check fails on an import cycle among core modules', () => {
+    const tag = `${process.pid}-${Date.now().toString(36)}`;
+    const one = `core/cycle-scratch-a-${tag}.ts`;
+    const other = `core/cycle-scratch-b-${tag}.ts`;
+    scratch(one, `import { b } from './${path.basename(other)}';\nexport const a = () => b;\n`);
+    scratch(other, `import { a } from './${path.basename(one)}';\nexport const b = () => a;\n`);
+    const refused = cruise(one);
+    assert.notEqual(refused.status, 0, refused.output);
+    assert.match(refused.output, /no-core-cycles/);
+  });
+
   test('no file cites a design document outside the repository', () => {
     const files = trackedFiles().filter((f) => /\.(ts|js|cjs|mjs|md|json|yml|yaml)$/.test(f));
     // Documents that lived beside the code but never in it; docs/architecture.md and /openapi.json replace them.
@@ -106,5 +150,34 @@ describe('architecture rules', () => {
     assert.ok(wiring.includes('cli/serve.ts'));
     const long = wiring.flatMap((file) => longFunctions(file, MAX_WIRING_FUNCTION_LINES));
     assert.deepEqual(long, [], `split these into named steps: ${long.join(', ')}`);
+  });
+
+  test('stored agent and latency JSON is cast nowhere but in its decoder', () => {
+    // The check sees the casts it is for, and not a decoder's call.
+    assert.deepEqual(
+      storedJsonCasts(
+        'example.ts',
+        [
+          'const a = record.content as unknown as AgentSettings;',
+          'const b = (revision?.content as { tools?: unknown }).tools;',
+          'const c = <CallLatency>call.latency;',
+          'const d = storedSettings(record.content);',
+          'const e = storedLatency(JSON.parse(row.latency));',
+        ].join('\n'),
+      ),
+      ['example.ts:1', 'example.ts:2', 'example.ts:3'],
+    );
+    const production = trackedFiles().filter((file) => PRODUCTION.test(file) && !DECODERS.has(file));
+    assert.ok(
+      production.includes('core/agents/service.ts') && production.includes('gateway/calls/call-run.ts'),
+    );
+    const casts = production.flatMap((file) =>
+      storedJsonCasts(file, readFileSync(path.join(ROOT, file), 'utf8')),
+    );
+    assert.deepEqual(
+      casts,
+      [],
+      `decode stored JSON with its decoder (storedSettings, storedLatency) instead of casting it: ${casts.join(', ')}`,
+    );
   });
 });

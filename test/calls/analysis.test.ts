@@ -1,6 +1,7 @@
 /** Post-call analysis against a real loopback Chat Completions server, and with the scripted dialog engine. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { testAgent } from '../../core/agents/testing/agents.ts';
 import type { AgentSettings } from '../../core/agents/types.ts';
 import {
   type AnalyzeCallOptions,
@@ -13,7 +14,6 @@ import {
 import type { TranscriptEntry } from '../../core/calls/artifacts.ts';
 import { ScriptedDialogModel } from '../../engines/llm/providers/scripted.ts';
 import { useFakeServer } from '../../engines/llm/testing/openai-fixtures.ts';
-import { testAgent } from '../../pipeline/testing/agents.ts';
 
 const fake = useFakeServer();
 

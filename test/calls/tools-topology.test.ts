@@ -1,7 +1,8 @@
 /**
  * Tools in the multi-process deployment (PostgreSQL + Redis; 1 api, 2 gateways, 1 worker as separate processes):
  * a sandbox call whose agent has a pre_call, an on_call and a post_call tool completes; the pre_call tool ran
- * in the worker, the post_call delivery came signed after settlement, and both show on the call.
+ * in the worker, the model (a fake Chat Completions server on loopback) chose the on_call tool on a gateway, the
+ * post_call delivery came signed after settlement, and all three show on the call.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -9,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { makeCertificates, type TestCertificates } from '../../core/events/testing/receiver.ts';
 import { ToolServer } from '../../core/tools/testing/tool-server.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
+import { FakeOpenAiServer } from '../../engines/llm/testing/fake-openai-server.ts';
 import { client } from '../support/platform.ts';
 import { postgresUrl, redisUrl } from '../support/services.ts';
 import { startTopology, type Topology } from '../support/topology.ts';
@@ -21,10 +23,20 @@ describe('tools at all three phases, multi-process (postgres+redis)', {
   let certs: TestCertificates;
   let server: ToolServer;
   let topology: Topology;
+  let llm: FakeOpenAiServer;
 
   before(async () => {
     certs = makeCertificates();
     server = await ToolServer.start(certs);
+    // The model looks the order up on the callee's first words, answers from the result and hangs up.
+    llm = await FakeOpenAiServer.start({
+      reply: (body) => {
+        const messages = body.messages ?? [];
+        if (messages.some((m) => m.role === 'tool'))
+          return { text: 'It has shipped. Goodbye.', toolCalls: [{ name: 'end_call', arguments: '{}' }] };
+        return { toolCalls: [{ name: 'lookup', arguments: '{"id":"A17"}' }] };
+      },
+    });
     topology = await startTopology(
       { databaseUrl: pg as string, redisUrl: redis as string },
       {
@@ -32,11 +44,16 @@ describe('tools at all three phases, multi-process (postgres+redis)', {
         WEBHOOK_RETRY_SCHEDULE_MS: '0,200,400,800,1600,3200',
         SANDBOX_RING_MS: '1500',
         NODE_EXTRA_CA_CERTS: certs.caFile,
+        LLM_PROVIDER: 'openai',
+        LLM_BASE_URL: llm.baseURL,
+        LLM_API_KEY: 'test',
+        LLM_MODEL: 'fake-model',
       },
     );
   });
   after(async () => {
     await topology?.close();
+    await llm?.close();
     await server?.close();
     certs?.cleanup();
   });
@@ -80,7 +97,8 @@ describe('tools at all three phases, multi-process (postgres+redis)', {
     });
     assert.equal(agent.status, 201, agent.text);
     const placed = await api<{ id: string }>('POST', '/v2/calls', {
-      body: { to: '+919876543214', agent_id: agent.body.id },
+      // A callee that converses: its first words get the lookup.
+      body: { to: '+919876543219', agent_id: agent.body.id },
     });
     assert.equal(placed.status, 202, placed.text);
     const id = placed.body.id;
@@ -97,10 +115,12 @@ describe('tools at all three phases, multi-process (postgres+redis)', {
       call?.tool_calls.map((t) => [t.name, t.phase, t.status]),
       [
         ['prepare', 'pre_call', 'succeeded'],
+        ['lookup', 'on_call', 'succeeded'],
         ['report', 'post_call', 'succeeded'],
       ],
     );
     assert.equal(server.requestsTo('/pre')[0]?.headers.authorization, 'Bearer k_live_123');
+    assert.deepEqual(JSON.parse(server.requestsTo('/lookup')[0]?.body ?? '{}'), { id: 'A17' });
     const post = server.requestsTo('/post')[0];
     assert.ok(post?.headers['x-service-signature']);
     assert.equal((JSON.parse(post.body) as { data: { call: { id: string } } }).data.call.id, id);

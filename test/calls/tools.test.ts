@@ -95,6 +95,13 @@ describe('tools on sandbox calls', () => {
             },
             timeout_ms: 2_000,
           },
+          {
+            // The scripted dialog engine cannot choose it: each call logs that once.
+            name: 'order_status',
+            phase: 'on_call',
+            description: 'Looks an order up',
+            request: { method: 'GET', url: server.url('/orders') },
+          },
         ],
       },
     });
@@ -151,6 +158,11 @@ describe('tools on sandbox calls', () => {
     const sent = server.requestsTo('/crm').find((r) => r.path.includes(id));
     assert.ok(sent, 'the tool was called with the call id in its URL');
     assert.deepEqual(JSON.parse(sent.body), { to: '+919876543219', mode: 'ok' });
+    const notices = logs.filter(
+      (l) => l.includes(id) && l.includes('the scripted dialog engine cannot choose tools'),
+    );
+    assert.equal(notices.length, 1, 'the on_call tool not offered is logged once for the call');
+    assert.equal(server.requestsTo('/orders').length, 0);
   });
 
   test('a pre_call skip ends the call failed, skipped-by-pre-call, unbilled, with one terminal event', async () => {

@@ -9,6 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { settingsJson } from '../../core/agents/stored.ts';
+import { testAgent } from '../../core/agents/testing/agents.ts';
 import { admitCall } from '../../core/calls/admission.ts';
 import {
   makeCertificates,
@@ -90,7 +92,10 @@ for (const backend of await backends()) {
       const made = await provisionWorkspace(store, { name: 'Acme', mode: 'sandbox', balancePaise: 10_000 });
       const { workspace_id: workspaceId, webhook_secret: secret } = made;
       await store.workspaces.setQueuedEvents(workspaceId, true);
-      const agent = await store.agents.create(workspaceId, { name: 'Asha', max_duration_secs: 60 });
+      const agent = await store.agents.create(
+        workspaceId,
+        settingsJson(testAgent({ max_duration_secs: 60 })),
+      );
       const call = await admitCall(store, {
         workspaceId,
         agentId: agent.id,

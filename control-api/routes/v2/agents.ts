@@ -1,18 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AgentService } from '../../../core/agents/service.ts';
+import { flowSchema } from '../../../core/agents/stored.ts';
 import type { AgentInput, AgentPatch } from '../../../core/agents/types.ts';
 import { ApiError } from '../../../core/errors.ts';
 import { listBody, listEnvelope, listQuery, resolveCursor } from '../../http/pagination.ts';
 import { type RouteDefinition, type RouteRegistry, registerRoutes, route } from '../../http/route.ts';
 import { agentBody } from '../../presenters.ts';
-import {
-  agentSchema,
-  createAgentBody,
-  flowSchema,
-  saveFlowBody,
-  updateAgentBody,
-} from '../../schemas/agent.ts';
+import { agentSchema, createAgentBody, saveFlowBody, updateAgentBody } from '../../schemas/agent.ts';
 import { idParams } from '../../schemas/common.ts';
 
 const tag = 'Agents';

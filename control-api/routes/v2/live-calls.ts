@@ -77,7 +77,7 @@ function streamCallEventsRoute(deps: LiveCallRouteDeps): RouteDefinition {
     url: '/calls/:id/events',
     operationId: 'streamCallEvents',
     summary:
-      'Live events of a web call as Server-Sent Events: call.status (first, and at every change), transcript.partial, transcript.final, caller.turn (recognized: false and empty text when no words were recognised), agent.turn, interruption, latency (recognized says whether the turn answered had words); the stream ends after the terminal call.status',
+      'Live events of a web call as Server-Sent Events: call.status (first, and at every change), transcript.partial, transcript.final, caller.turn (recognized: false and empty text when no words were recognised), agent.turn, interruption, latency (recognized says whether the turn answered had words), tool.call (an on_call tool run ended: name, phase, started_at, duration_ms, status, http_status, as in tool_calls on the call); the stream ends after the terminal call.status',
     tag,
     params,
     responses: { 200: { description: 'text/event-stream; each event`s data is one JSON object' } },

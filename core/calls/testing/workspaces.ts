@@ -1,4 +1,7 @@
 /** Test set-up shared by the call suites: a workspace with money in its wallet and one agent. For tests only. */
+import { settingsJson } from '../../agents/stored.ts';
+import { testAgent } from '../../agents/testing/agents.ts';
+import type { AgentSettings } from '../../agents/types.ts';
 import { newId } from '../../ids.ts';
 import type { Store } from '../../store/types.ts';
 
@@ -10,7 +13,7 @@ export interface FundedWorkspace {
 export async function fundedWorkspace(
   store: Store,
   balancePaise: number,
-  options: { queuedEvents?: boolean; agent?: Record<string, unknown> } = {},
+  options: { queuedEvents?: boolean; agent?: Partial<AgentSettings> } = {},
 ): Promise<FundedWorkspace> {
   const { id: workspaceId } = await store.workspaces.create({ name: 'Acme', mode: 'production' });
   if (balancePaise > 0) {
@@ -19,7 +22,7 @@ export async function fundedWorkspace(
   if (options.queuedEvents) await store.workspaces.setQueuedEvents(workspaceId, true);
   const agent = await store.agents.create(
     workspaceId,
-    options.agent ?? { name: 'Asha', max_duration_secs: 300 },
+    settingsJson(testAgent({ max_duration_secs: 300, ...options.agent })),
   );
   return { workspaceId, agentId: agent.id };
 }

@@ -11,8 +11,9 @@ import type {
   RevisionReason,
 } from '../types.ts';
 
-function parseContent(text: string): JsonObject {
-  return JSON.parse(text) as JsonObject;
+/** Stored JSON, untyped: `storedSettings` (core/agents/stored.ts) is its one decoder. */
+function parseContent(text: string): unknown {
+  return JSON.parse(text);
 }
 
 function toAgent(row: AgentsTable): AgentRecord {

@@ -1,4 +1,5 @@
 import type { Updateable } from 'kysely';
+import { type CallLatency, storedLatency } from '../call-latency.ts';
 import type { CallsTable } from '../db.ts';
 import { assertLimit, toPage } from '../page.ts';
 import type { Scope } from '../scope.ts';
@@ -50,7 +51,7 @@ function toCall(row: CallsTable): CallRecord {
     transcriptAvailable: row.transcript_available === 1,
     recordingAvailable: row.recording_available === 1,
     analysis: parseJson<JsonObject>(row.analysis),
-    latency: parseJson<JsonObject>(row.latency),
+    latency: row.latency === null ? null : storedLatency(JSON.parse(row.latency)),
     error: row.error,
   };
 }
@@ -249,7 +250,7 @@ export class CallStore implements CallRepo {
     return this.update(workspaceId, id, { analysis: JSON.stringify(analysis) });
   }
 
-  setLatency(workspaceId: string, id: string, latency: JsonObject): Promise<boolean> {
+  setLatency(workspaceId: string, id: string, latency: CallLatency): Promise<boolean> {
     return this.update(workspaceId, id, { latency: JSON.stringify(latency) });
   }
 

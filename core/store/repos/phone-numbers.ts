@@ -63,44 +63,39 @@ const held =
 export class PhoneNumberStore implements PhoneNumberRepo {
   constructor(private readonly scope: Scope) {}
 
-  insert(record: NewPhoneNumber): Promise<PhoneNumberRecord | 'exists'> {
-    return this.scope.transaction(async (scope) => {
-      const now = scope.now;
-      const taken = await scope.db
-        .selectFrom('phone_numbers')
-        .select('id')
-        .where('workspace_id', '=', record.workspaceId)
-        .where('number', '=', record.number)
-        .where('released_at', 'is', null)
-        .executeTakeFirst();
-      if (taken) return 'exists';
-      const row: PhoneNumbersTable = {
-        id: record.id,
-        workspace_id: record.workspaceId,
-        number: record.number,
-        ownership: record.ownership,
-        provider: record.provider,
-        provider_ref: record.providerRef,
-        state: record.state,
-        setup_error: record.setupError,
-        agent_id: record.agentId,
-        incoming_enabled: record.incomingEnabled ? 1 : 0,
-        pool_id: record.poolId,
-        version: 1,
-        health: record.health,
-        resting_until: null,
-        rests: '[]',
-        warming_until: record.warmingUntil,
-        paid_until: record.paidUntil,
-        renews_at: record.renewsAt,
-        releases_at: null,
-        released_at: null,
-        created_at: now,
-        updated_at: now,
-      };
-      await scope.db.insertInto('phone_numbers').values(row).execute();
-      return toRecord(row);
-    });
+  /** A concurrent insert of the same number loses on the held-number index, never with an error. */
+  async insert(record: NewPhoneNumber): Promise<PhoneNumberRecord | 'exists'> {
+    const now = this.scope.now;
+    const row: PhoneNumbersTable = {
+      id: record.id,
+      workspace_id: record.workspaceId,
+      number: record.number,
+      ownership: record.ownership,
+      provider: record.provider,
+      provider_ref: record.providerRef,
+      state: record.state,
+      setup_error: record.setupError,
+      agent_id: record.agentId,
+      incoming_enabled: record.incomingEnabled ? 1 : 0,
+      pool_id: record.poolId,
+      version: 1,
+      health: record.health,
+      resting_until: null,
+      rests: '[]',
+      warming_until: record.warmingUntil,
+      paid_until: record.paidUntil,
+      renews_at: record.renewsAt,
+      releases_at: null,
+      released_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    const result = await this.scope.db
+      .insertInto('phone_numbers')
+      .values(row)
+      .onConflict((oc) => oc.columns(['workspace_id', 'number']).where('released_at', 'is', null).doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1 ? toRecord(row) : 'exists';
   }
 
   async get(workspaceId: string, id: string): Promise<PhoneNumberRecord | undefined> {

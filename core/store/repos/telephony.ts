@@ -1,7 +1,6 @@
 import type { TelephonyQuotesTable, TelephonySubmissionsTable } from '../db.ts';
 import type { Scope } from '../scope.ts';
 import type { QuoteRecord, ReviewStatus, SubmissionRecord, TelephonyRepo } from '../telephony-types.ts';
-import type { JsonObject } from '../values.ts';
 
 const toSubmission = (row: TelephonySubmissionsTable): SubmissionRecord => ({
   id: row.id,
@@ -10,7 +9,7 @@ const toSubmission = (row: TelephonySubmissionsTable): SubmissionRecord => ({
   providerRef: row.provider_ref,
   status: row.status,
   reasons: JSON.parse(row.reasons) as string[],
-  content: JSON.parse(row.content) as JsonObject,
+  content: JSON.parse(row.content),
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
   reviewedAt: row.reviewed_at === null ? null : Number(row.reviewed_at),

@@ -63,7 +63,11 @@ const PLACEHOLDER_API_KEY = 'no-key';
 export class OpenAiChatModel implements LanguageModel {
   readonly provider = 'openai';
   readonly model: string;
-  readonly capabilities: LlmCapabilities = { streaming: true, functionCalling: true };
+  readonly capabilities: LlmCapabilities = {
+    streaming: true,
+    functionCalling: true,
+    choosesTools: true,
+  };
   private readonly client: OpenAI;
   private readonly settings: Tuning;
 

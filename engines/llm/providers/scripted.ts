@@ -104,7 +104,11 @@ export function bestFunction(said: string, functions: readonly FunctionSpec[]): 
 export class ScriptedDialogModel implements LanguageModel {
   readonly provider = 'scripted';
   readonly model: string;
-  readonly capabilities: LlmCapabilities = { streaming: true, functionCalling: true };
+  readonly capabilities: LlmCapabilities = {
+    streaming: true,
+    functionCalling: true,
+    choosesTools: false,
+  };
   private readonly firstTokenDelayMs: number;
   private readonly tokenDelayMs: number;
 

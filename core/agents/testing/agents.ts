@@ -1,4 +1,4 @@
-import { type AgentSettings, DEFAULT_BEHAVIOR, DEFAULT_END_CALL } from '../../core/agents/types.ts';
+import { type AgentSettings, DEFAULT_BEHAVIOR, DEFAULT_END_CALL } from '../types.ts';
 
 /** An agent as stored, with the platform's defaults; tests override what they are about. */
 export function testAgent(overrides: Partial<AgentSettings> = {}): AgentSettings {
