@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../../core/errors.ts';
-import { type IdKind, isId } from '../../core/ids.ts';
+import { type IdKind, idPattern } from '../../core/ids.ts';
 import { idOf } from '../schemas/common.ts';
 
 export const pageLimit = z.coerce
@@ -42,19 +42,7 @@ export function encodeCursor(position: string): string {
 
 /** The id to continue after, from `starting_after` or `cursor`; undefined for the first page. */
 export function resolveCursor(query: ListQuery, kind: IdKind): string | undefined {
-  if (query.starting_after && query.cursor) {
-    throw new ApiError('invalid_request', 'cursor: send either cursor or starting_after, not both');
-  }
-  if (query.starting_after) return query.starting_after;
-  if (!query.cursor) return undefined;
-  try {
-    const decoded: unknown = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8'));
-    const after = (decoded as { after?: unknown }).after;
-    if (typeof after === 'string' && isId(kind, after)) return after;
-  } catch {
-    // falls through to the error below
-  }
-  throw new ApiError('invalid_request', 'cursor: is not a next_cursor of this list');
+  return resolveKeyCursor(query, idPattern(kind));
 }
 
 /**
