@@ -137,6 +137,9 @@ export class CallRun {
       });
       return undefined;
     }
+    // Everything that waits comes before the answer: once the call is in_progress, it runs on this node at once
+    // (a drain that starts then counts it).
+    await mkdir(deps.partialDir, { recursive: true });
     const call = await answering(() =>
       deps.lifecycle.markAnswered(found.workspaceId, found.id, { gatewayNode: deps.nodeId }),
     );
@@ -150,7 +153,6 @@ export class CallRun {
     publish({ type: 'call.status', call: callObject(call) });
     const stored = storedSettings(revision.content);
     const agent: AgentSettings = { ...stored, max_duration_secs: call.maxDurationSecs };
-    await mkdir(deps.partialDir, { recursive: true });
     const recordingFile = path.join(deps.partialDir, `${call.id}.wav`);
     const tools = deps.tools
       ? callTools(
