@@ -1,8 +1,13 @@
 import { carrierChooser, carriersOf } from '../../core/calls/carrier-choice.ts';
+import { CALLS_QUEUED_CHANNEL } from '../../core/calls/control.ts';
 import { Dialer } from '../../core/calls/dialer.ts';
 import { CallRecovery } from '../../core/calls/recovery.ts';
+import { CampaignDialler } from '../../core/campaigns/dialler.ts';
+import { CampaignService } from '../../core/campaigns/service.ts';
 import { CoordinatorUnavailableError } from '../../core/coord/unavailable.ts';
+import { announceThrough } from '../../core/events/announce.ts';
 import { WebhookDispatcher } from '../../core/events/dispatcher.ts';
+import { Pacer } from '../../core/telephony/pacing.ts';
 import { NumberRenewals } from '../../core/telephony/renewals.ts';
 import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { PreCallTools } from '../../core/tools/pre-call.ts';
@@ -53,6 +58,7 @@ export async function startWorkerRole(
   });
   await dialer.start();
   teardown.add(() => dialer.stop());
+  const campaigns = await startCampaignDialler(parts, teardown);
   await startRecoverySweeps(parts, teardown);
   startNumberRenewals(parts, teardown);
   parts.logger.info('worker role: dialer, call recovery and webhook dispatcher running');
@@ -67,7 +73,10 @@ export async function startWorkerRole(
       idle: () => sandbox.idle(),
       endAll: async () => 0,
     },
-    stopDialing: () => dialer.stop(),
+    stopDialing: async () => {
+      await campaigns.stop();
+      await dialer.stop();
+    },
   };
 }
 
@@ -135,6 +144,34 @@ async function startRecoverySweeps(parts: SharedParts, teardown: Teardown): Prom
   // Often enough to renew the slots of web calls waiting for their browser within a short lease.
   const sweeper = setInterval(sweep, Math.min(RECOVERY_SWEEP_MS, slots.renewEveryMs));
   teardown.add(async () => clearInterval(sweeper));
+}
+
+/** Places campaigns' calls: one leader per campaign among the workers. */
+async function startCampaignDialler(parts: SharedParts, teardown: Teardown): Promise<CampaignDialler> {
+  const { coord, logger, clock } = parts;
+  const announce = announceThrough(coord);
+  const dialler = new CampaignDialler({
+    store: parts.store,
+    coord,
+    campaigns: new CampaignService(parts.store, { announce, clock }),
+    pacer: new Pacer(parts.store, coord, clock),
+    liveCallCeiling: parts.slots.ceiling,
+    wakeCallDialers: () => {
+      coord.publish(CALLS_QUEUED_CHANNEL, '').catch(() => {});
+    },
+    announce,
+    clock,
+    pollMs: parts.config.campaignPollMs,
+    leaderLockTtlMs: parts.config.campaignLeaderLockMs,
+    reportError: unlessRedisAway((err) => logger.error({ err }, 'campaign dialler failed')),
+    onDecision: ({ campaignId, workspaceId, what }) =>
+      logger.info({ campaign_id: campaignId, workspace_id: workspaceId }, `campaign ${what}`),
+    onLead: ({ campaignId, workspaceId }) =>
+      logger.info({ campaign_id: campaignId, workspace_id: workspaceId }, 'campaign dialler leads this campaign'),
+  });
+  await dialler.start();
+  teardown.add(() => dialler.stop());
+  return dialler;
 }
 
 /** How often a worker renews and releases phone numbers (one worker at a time, under a coordinator lock). */

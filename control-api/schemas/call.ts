@@ -111,6 +111,7 @@ export const listCallsQuery = listQuery('call')
       .optional()
       .describe('One status or a comma-separated list'),
     agent_id: agentId.optional(),
+    campaign_id: z.string().min(1).max(64).optional().describe('Calls placed by this campaign'),
     created_after: createdAt.optional().describe('Calls created at or after this time'),
     created_before: createdAt.optional().describe('Calls created before this time'),
   })
@@ -156,6 +157,7 @@ export const callSchema = z.object({
     .string()
     .optional()
     .describe("the workspace's number the call rings from (named, or picked by its pool)"),
+  campaign_id: z.string().optional().describe('the campaign that placed the call; absent for single calls'),
   max_duration_secs: z.number().int(),
   created_at: timestamp,
   analysis: z.record(z.string(), z.unknown()).nullable(),

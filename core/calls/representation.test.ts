@@ -28,6 +28,7 @@ const queued: CallRecord = {
   maxDurationSecs: 300,
   variables: { customer_name: 'Ravi', otp: '4321' },
   webhookUrl: 'https://hooks.example.com/calls',
+  campaignId: null,
   phoneNumberId: null,
   poolId: null,
   status: 'queued',

@@ -33,6 +33,8 @@ export interface CallObject {
   from: string | null;
   /** The number the call rings from, when it rings from one of the workspace's numbers. */
   phone_number_id?: string;
+  /** The campaign that placed the call; absent for single calls. */
+  campaign_id?: string;
   max_duration_secs: number;
   created_at: string;
   /** The post-call analysis; null until it is ready. */
@@ -60,6 +62,7 @@ export function callObject(call: CallRecord): CallObject {
     channel: call.channel,
     from: call.fromNumber,
     ...(call.phoneNumberId !== null ? { phone_number_id: call.phoneNumberId } : {}),
+    ...(call.campaignId !== null ? { campaign_id: call.campaignId } : {}),
     max_duration_secs: call.maxDurationSecs,
     created_at: isoTime(call.createdAt),
     analysis: call.analysis,

@@ -47,6 +47,7 @@ export interface CallRecord {
   webhookUrl: string | null;
   phoneNumberId: string | null;
   poolId: string | null;
+  campaignId: string | null;
   status: CallStatus;
   endedReason: string | null;
   carrier: string | null;
@@ -82,6 +83,7 @@ export interface NewCall {
   webhookUrl: string | null;
   phoneNumberId?: string | null;
   poolId?: string | null;
+  campaignId?: string | null;
 }
 
 /** Columns a transition may set along with the status. */
@@ -105,6 +107,7 @@ export interface CallListFilter {
   after?: string;
   status?: CallStatus | readonly CallStatus[];
   agentId?: string;
+  campaignId?: string;
   /** Inclusive lower bound of `createdAt`. */
   createdFrom?: number;
   /** Exclusive upper bound of `createdAt`. */

@@ -138,6 +138,8 @@ export interface CallsTable {
   webhook_url: string | null;
   phone_number_id: string | null;
   pool_id: string | null;
+  /** The campaign whose dialler placed the call; null for single calls. */
+  campaign_id: string | null;
   status: CallStatus;
   ended_reason: string | null;
   carrier: string | null;
@@ -288,8 +290,6 @@ export interface CampaignsTable {
   settings: string;
   status: string;
   pause_reason: string | null;
-  spent_paise: number;
-  held_paise: number;
   created_at: number;
   updated_at: number;
   deleted_at: number | null;

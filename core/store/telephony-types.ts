@@ -134,6 +134,8 @@ export interface PhonePoolRepo {
   update(workspaceId: string, id: string, change: PhonePoolChange): Promise<PhonePoolRecord | undefined>;
   /** No other pool of the workspace is the campaigns' default. */
   clearDefault(workspaceId: string, exceptId: string): Promise<void>;
+  /** The pool campaigns ring from when they name none (`default_for_campaigns`). */
+  campaignDefault(workspaceId: string): Promise<PhonePoolRecord | undefined>;
   remove(workspaceId: string, id: string): Promise<boolean>;
 }
 

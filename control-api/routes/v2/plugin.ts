@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AgentService } from '../../../core/agents/service.ts';
+import { GatewayFleet } from '../../../core/calls/fleet.ts';
+import { CAMPAIGNS_STARTED_CHANNEL } from '../../../core/campaigns/dialler.ts';
 import { DncList } from '../../../core/campaigns/dnc.ts';
 import { CampaignService } from '../../../core/campaigns/service.ts';
 import { announceThrough } from '../../../core/events/announce.ts';
@@ -74,7 +76,14 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
       registerCampaignRoutes(
         v2,
         registry,
-        new CampaignService(deps.store, announceThrough(deps.coord), deps.clock),
+        new CampaignService(deps.store, {
+          announce: announceThrough(deps.coord),
+          clock: deps.clock,
+          fleetSize: () => new GatewayFleet(deps.coord).size(),
+          wakeDiallers: () => {
+            deps.coord.publish(CAMPAIGNS_STARTED_CHANNEL, '').catch(() => {});
+          },
+        }),
       );
       registerNotLiveRoutes(v2, registry);
     },

@@ -37,6 +37,7 @@ function toCall(row: CallsTable): CallRecord {
     webhookUrl: row.webhook_url,
     phoneNumberId: row.phone_number_id,
     poolId: row.pool_id,
+    campaignId: row.campaign_id,
     status: row.status,
     endedReason: row.ended_reason,
     carrier: row.carrier,
@@ -97,6 +98,7 @@ export class CallStore implements CallRepo {
       webhook_url: call.webhookUrl,
       phone_number_id: call.phoneNumberId ?? null,
       pool_id: call.poolId ?? null,
+      campaign_id: call.campaignId ?? null,
       status: 'queued',
       ended_reason: null,
       carrier: null,
@@ -137,7 +139,7 @@ export class CallStore implements CallRepo {
 
   async list(workspaceId: string, filter: CallListFilter): Promise<Page<CallRecord>> {
     const limit = assertLimit(filter.limit);
-    const { after, agentId, createdFrom, createdTo } = filter;
+    const { after, agentId, campaignId, createdFrom, createdTo } = filter;
     const statuses = filter.status === undefined ? [] : [filter.status].flat();
     const rows = await this.scope.db
       .selectFrom('calls')
@@ -146,6 +148,7 @@ export class CallStore implements CallRepo {
       .$if(after !== undefined, (q) => q.where('id', '<', after ?? ''))
       .$if(statuses.length > 0, (q) => q.where('status', 'in', statuses))
       .$if(agentId !== undefined, (q) => q.where('agent_id', '=', agentId ?? ''))
+      .$if(campaignId !== undefined, (q) => q.where('campaign_id', '=', campaignId ?? ''))
       .$if(createdFrom !== undefined, (q) => q.where('created_at', '>=', createdFrom ?? 0))
       .$if(createdTo !== undefined, (q) => q.where('created_at', '<', createdTo ?? 0))
       .orderBy('id', 'desc')
