@@ -167,7 +167,10 @@ async function startCampaignDialler(parts: SharedParts, teardown: Teardown): Pro
     onDecision: ({ campaignId, workspaceId, what }) =>
       logger.info({ campaign_id: campaignId, workspace_id: workspaceId }, `campaign ${what}`),
     onLead: ({ campaignId, workspaceId }) =>
-      logger.info({ campaign_id: campaignId, workspace_id: workspaceId }, 'campaign dialler leads this campaign'),
+      logger.info(
+        { campaign_id: campaignId, workspace_id: workspaceId },
+        'campaign dialler leads this campaign',
+      ),
   });
   await dialler.start();
   teardown.add(() => dialler.stop());

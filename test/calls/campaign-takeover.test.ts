@@ -56,7 +56,10 @@ describe('campaign leader killed mid-campaign (separate processes, postgres+redi
       },
     });
     // Numbers ending in 4 answer and hang up after 2 s (calls out while the leader dies); 0 is busy.
-    const numbers = Array.from({ length: 30 }, (_, i) => `+91987650${String(i).padStart(3, '0')}${i % 2 ? 4 : 0}`);
+    const numbers = Array.from(
+      { length: 30 },
+      (_, i) => `+91987650${String(i).padStart(3, '0')}${i % 2 ? 4 : 0}`,
+    );
     const created = await api<{ id: string }>('POST', '/v2/campaigns', {
       body: {
         name: 'Takeover',
