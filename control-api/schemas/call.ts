@@ -151,6 +151,11 @@ export const callSchema = z.object({
   calls_from_source: z.literal('pool').optional(),
   pool_id: z.string().optional(),
   channel: z.enum(['phone', 'web']),
+  direction: z
+    .enum(['outbound', 'inbound'])
+    .describe(
+      "inbound: a caller rang one of the workspace's numbers (to is that number, from the caller, phone_number_id set); outbound: the platform rang `to`",
+    ),
   from: z.string().nullable(),
   phone_number_id: z
     .string()

@@ -30,6 +30,7 @@ const queued: CallRecord = {
   webhookUrl: 'https://hooks.example.com/calls',
   phoneNumberId: null,
   poolId: null,
+  direction: 'outbound',
   status: 'queued',
   endedReason: null,
   carrier: null,

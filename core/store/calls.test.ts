@@ -62,6 +62,7 @@ for (const target of targets) {
           webhookUrl: 'https://hooks.example.com/calls',
           phoneNumberId: null,
           poolId: 'ppl_01JAAAAAAAAAAAAAAAAAAAAAAA',
+          direction: 'outbound',
           status: 'queued',
           endedReason: null,
           carrier: null,

@@ -37,6 +37,7 @@ function toCall(row: CallsTable): CallRecord {
     webhookUrl: row.webhook_url,
     phoneNumberId: row.phone_number_id,
     poolId: row.pool_id,
+    direction: row.direction,
     status: row.status,
     endedReason: row.ended_reason,
     carrier: row.carrier,
@@ -97,6 +98,7 @@ export class CallStore implements CallRepo {
       webhook_url: call.webhookUrl,
       phone_number_id: call.phoneNumberId ?? null,
       pool_id: call.poolId ?? null,
+      direction: call.direction ?? 'outbound',
       status: 'queued',
       ended_reason: null,
       carrier: null,
@@ -168,6 +170,7 @@ export class CallStore implements CallRepo {
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('status', '=', 'queued')
+      .where('direction', '=', 'outbound')
       .orderBy('id', 'asc')
       .limit(assertLimit(limit))
       .execute();
@@ -180,6 +183,7 @@ export class CallStore implements CallRepo {
       .select('workspace_id')
       .distinct()
       .where('status', '=', 'queued')
+      .where('direction', '=', 'outbound')
       .orderBy('workspace_id')
       .execute();
     return rows.map((r) => r.workspace_id);
