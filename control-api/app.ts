@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import type { StreamTokens } from '../core/auth/stream-tokens.ts';
 import type { CallArtifacts } from '../core/calls/artifacts.ts';
 import type { CallLifecycle } from '../core/calls/lifecycle.ts';
+import type { LiveCallSlots } from '../core/calls/live-slots.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Coordinator } from '../core/coord/types.ts';
@@ -47,6 +48,8 @@ export interface ApiDeps {
   gatewayUrl: () => string | undefined;
   /** Ends calls (abort, carrier callbacks), releasing their live-call slots. */
   lifecycle: CallLifecycle;
+  /** The workspaces' live-call slots: incoming calls take theirs on arrival. */
+  slots: LiveCallSlots;
   /** The Twilio account's auth token, to verify its status callbacks; unset when Twilio is not configured. */
   twilioAuthToken?: string;
   /** Which languages this node's calls hear with words (`GET /healthz`); unset on a node that runs no calls. */

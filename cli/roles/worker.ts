@@ -1,11 +1,13 @@
 import { carrierChooser, carriersOf } from '../../core/calls/carrier-choice.ts';
 import { Dialer } from '../../core/calls/dialer.ts';
+import { onSimulatedIncoming } from '../../core/calls/incoming.ts';
 import { CallRecovery } from '../../core/calls/recovery.ts';
 import { CoordinatorUnavailableError } from '../../core/coord/unavailable.ts';
 import { WebhookDispatcher } from '../../core/events/dispatcher.ts';
 import { NumberRenewals } from '../../core/telephony/renewals.ts';
 import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { PreCallTools } from '../../core/tools/pre-call.ts';
+import type { SandboxCarrier } from '../../gateway/carriers/sandbox/originate.ts';
 import type { DrainableCalls } from '../drain.ts';
 import type { CallEngines } from '../engines.ts';
 import { buildCarriers, whyNoCarrier } from './carriers.ts';
@@ -54,6 +56,7 @@ export async function startWorkerRole(
   await dialer.start();
   teardown.add(() => dialer.stop());
   await startRecoverySweeps(parts, teardown);
+  if (carriers.sandbox) await startSimulatedCallers(parts, carriers.sandbox, teardown);
   startNumberRenewals(parts, teardown);
   parts.logger.info('worker role: dialer, call recovery and webhook dispatcher running');
   const { sandbox } = carriers;
@@ -135,6 +138,21 @@ async function startRecoverySweeps(parts: SharedParts, teardown: Teardown): Prom
   // Often enough to renew the slots of web calls waiting for their browser within a short lease.
   const sweeper = setInterval(sweep, Math.min(RECOVERY_SWEEP_MS, slots.renewEveryMs));
   teardown.add(async () => clearInterval(sweeper));
+}
+
+/** The sandbox's incoming calls (`simulate-incoming`): one worker rings each through its simulated callers. */
+async function startSimulatedCallers(
+  parts: SharedParts,
+  sandbox: SandboxCarrier,
+  teardown: Teardown,
+): Promise<void> {
+  const unsubscribe = await onSimulatedIncoming(
+    parts.coord,
+    (incoming) =>
+      sandbox.ringIn({ id: incoming.callId, workspaceId: incoming.workspaceId }, incoming.carrierCallId),
+    unlessRedisAway((err) => parts.logger.error({ err }, 'ringing a simulated incoming call failed')),
+  );
+  teardown.add(unsubscribe);
 }
 
 /** How often a worker renews and releases phone numbers (one worker at a time, under a coordinator lock). */

@@ -9,7 +9,7 @@ import { timestamp } from './common.ts';
 
 export { CALL_LIMITS };
 
-const E164 = /^\+[1-9]\d{6,14}$/;
+export const E164 = /^\+[1-9]\d{6,14}$/;
 const agentId = z.string().max(64).regex(idPattern('agent'), 'must be an agent id (agt_...)');
 
 const variableValue = z.union(

@@ -65,6 +65,7 @@ test('a queued call: live fields null, zero duration and cost, the rate in rupee
     transcript_available: false,
     recording_available: false,
     channel: 'phone',
+    direction: 'outbound',
     from: null,
     max_duration_secs: 300,
     created_at: '2026-03-01T10:00:00.000Z',

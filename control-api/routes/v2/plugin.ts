@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AgentService } from '../../../core/agents/service.ts';
+import { IncomingCalls } from '../../../core/calls/incoming.ts';
 import { DncList } from '../../../core/campaigns/dnc.ts';
 import { CampaignService } from '../../../core/campaigns/service.ts';
 import { announceThrough } from '../../../core/events/announce.ts';
@@ -11,6 +12,7 @@ import { PoolService } from '../../../core/telephony/pools.ts';
 import { TelephonyProviders } from '../../../core/telephony/providers.ts';
 import { RentalService } from '../../../core/telephony/rental.ts';
 import { SandboxTelephony } from '../../../core/telephony/sandbox.ts';
+import { SimulatedIncomingCalls } from '../../../core/telephony/simulated-calls.ts';
 import type { ApiDeps } from '../../app.ts';
 import type { RouteRegistry } from '../../http/route.ts';
 import { registerBearerAuth } from '../../plugins/auth.ts';
@@ -66,7 +68,7 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
       registerVoiceRoutes(v2, registry, deps.voices);
       registerWalletRoutes(v2, registry, deps.store);
       registerCallRoutes(v2, registry, { ...deps, pacer: telephony.pacer });
-      registerPhoneNumberRoutes(v2, registry, telephony.numbers);
+      registerPhoneNumberRoutes(v2, registry, telephony.numbers, telephony.simulated);
       registerPhonePoolRoutes(v2, registry, telephony.pools);
       registerTelephonyRoutes(v2, registry, telephony.rental, telephony.numbers);
       registerLiveCallRoutes(v2, registry, deps);
@@ -97,6 +99,17 @@ function telephonyServices(deps: ApiDeps) {
       deps.clock,
     ),
     pools: new PoolService(deps.store, providers),
+    simulated: new SimulatedIncomingCalls({
+      store: deps.store,
+      providers,
+      incoming: new IncomingCalls({
+        store: deps.store,
+        slots: deps.slots,
+        ...(deps.clock ? { clock: deps.clock } : {}),
+      }),
+      coord: deps.coord,
+      logger: deps.logger.child({ component: 'incoming_calls' }),
+    }),
     rental: new RentalService(deps.store, providers, deps.clock),
   };
 }
