@@ -155,6 +155,8 @@ export interface Config {
    * nobody joined ends `no_answer` once this has passed.
    */
   readonly webCallJoinMs: number;
+  /** `TWILIO_API_BASE`: Twilio's REST API, for the configured account and customers' imported numbers. */
+  readonly twilioApiBase: string;
   /** The Twilio account production workspaces dial through; undefined when not configured. */
   readonly twilio:
     | {
@@ -321,6 +323,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sandboxRingMs: e.SANDBOX_RING_MS,
     liveCallLeaseMs: e.LIVE_CALL_LEASE_MS,
     webCallJoinMs: e.WEB_CALL_JOIN_MS,
+    twilioApiBase: e.TWILIO_API_BASE,
     twilio: twilioOf(e),
   });
 }

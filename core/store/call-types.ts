@@ -149,6 +149,8 @@ export interface CallRepo {
     id: string,
     change: { from: readonly CallStatus[]; to: CallStatus; set?: CallChanges },
   ): Promise<CallRecord | undefined>;
+  /** The workspace's call that a carrier knows by `carrierCallId` (Twilio's CallSid), if any. */
+  findByCarrierCall(workspaceId: string, carrierCallId: string): Promise<CallRecord | undefined>;
   /** Live calls hosted by `gatewayNode`, across workspaces. */
   liveOnNode(gatewayNode: string): Promise<CallRecord[]>;
   /** Live calls that started dialing at least `ageMs` ago, across workspaces. */

@@ -48,7 +48,7 @@ export type NewPhoneNumber = Omit<
   | 'releasesAt'
   | 'providerSecret'
   | 'previousVoiceUrl'
-> & { providerSecret?: string | null };
+> & { providerSecret?: string | null; previousVoiceUrl?: string | null };
 
 /** What a change may set; everything else of a number is fixed. */
 export type PhoneNumberChange = Partial<

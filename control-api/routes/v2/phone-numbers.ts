@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { callObject } from '../../../core/calls/representation.ts';
 import { isoTime } from '../../../core/clock.ts';
-import { ApiError } from '../../../core/errors.ts';
 import type { NumberService } from '../../../core/telephony/numbers.ts';
 import type { SimulatedIncomingCalls } from '../../../core/telephony/simulated-calls.ts';
 import { listBody, listEnvelope, listQuery, resolveCursor } from '../../http/pagination.ts';
@@ -198,25 +197,36 @@ function simulateIncomingRoute(simulated: SimulatedIncomingCalls): RouteDefiniti
   });
 }
 
-/** Parts of the numbers' design that are not live yet: they answer 501 in the envelope. */
-function notLiveRoutes(): RouteDefinition[] {
-  const notLive = (what: string) => async () => {
-    throw new ApiError('not_implemented', `${what} is not live on this deployment yet`);
-  };
-  return [
-    route({
-      method: 'POST',
-      url: '/phone-numbers/import',
-      operationId: 'importPhoneNumber',
-      summary: "Import a number of the customer's own Twilio account (not live yet: 501)",
-      tag,
-      body: z.unknown(),
-      bodyOptional: true,
-      responses: {},
-      errors: ['not_implemented'],
-      handler: notLive('importing numbers'),
-    }),
-  ];
+function importNumberRoute(numbers: NumberService): RouteDefinition {
+  return route({
+    method: 'POST',
+    url: '/phone-numbers/import',
+    operationId: 'importPhoneNumber',
+    summary:
+      "Import a +91 number of the customer's own Twilio account: Twilio must list it on that account; the credentials are kept encrypted, never shown again. State imported, ownership customer",
+    tag,
+    body: z
+      .object({
+        number: z.string().max(16).describe('E.164, +91 and ten digits'),
+        provider: z.literal('twilio'),
+        account_sid: z
+          .string()
+          .regex(/^AC[0-9a-fA-F]{32}$/, 'must be a Twilio account SID (AC and 32 hex digits)'),
+        auth_token: z.string().min(1).max(128).describe('the account’s auth token; stored encrypted'),
+      })
+      .strict(),
+    responses: { 201: { description: 'The imported number', schema: phoneNumberSchema } },
+    errors: ['invalid_request', 'conflict', 'telephony_unavailable', 'service_unavailable'],
+    handler: async ({ auth, body, reply }) => {
+      const imported = await numbers.importTwilio(auth.workspaceId, {
+        number: body.number,
+        accountSid: body.account_sid,
+        authToken: body.auth_token,
+      });
+      reply.code(201);
+      return phoneNumberBody(imported);
+    },
+  });
 }
 
 export function registerPhoneNumberRoutes(
@@ -226,7 +236,7 @@ export function registerPhoneNumberRoutes(
   simulated: SimulatedIncomingCalls,
 ): void {
   registerRoutes(app, registry, [
-    ...notLiveRoutes(),
+    importNumberRoute(numbers),
     simulateIncomingRoute(simulated),
     listNumbersRoute(numbers),
     getNumberRoute(numbers),

@@ -206,6 +206,17 @@ export class CallStore implements CallRepo {
     return row ? toCall(row) : undefined;
   }
 
+  async findByCarrierCall(workspaceId: string, carrierCallId: string): Promise<CallRecord | undefined> {
+    const row = await this.scope.db
+      .selectFrom('calls')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('carrier_call_id', '=', carrierCallId)
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
+    return row ? toCall(row) : undefined;
+  }
+
   async liveOnNode(gatewayNode: string): Promise<CallRecord[]> {
     const rows = await this.scope.db
       .selectFrom('calls')

@@ -91,7 +91,7 @@ export class PhoneNumberStore implements PhoneNumberRepo {
       releases_at: null,
       released_at: null,
       provider_secret: record.providerSecret ?? null,
-      previous_voice_url: null,
+      previous_voice_url: record.previousVoiceUrl ?? null,
       created_at: now,
       updated_at: now,
     };
