@@ -42,7 +42,8 @@ interface CallBody {
 const CALLER = '+919812300002';
 const OLD_VOICE_URL = 'https://old.example.com/voice';
 
-for (const backend of (await backends()).filter((b) => !b.databaseUrl)) {
+// SQLite with the in-process coordinator, and PostgreSQL with Redis where both are configured.
+for (const backend of (await backends()).filter((b) => !b.databaseUrl || b.redisUrl)) {
   describe(`imported Twilio numbers and their incoming calls (${backend.name})`, () => {
     let fake: FakeTwilioRestServer;
     let p: TestPlatform;
