@@ -164,6 +164,8 @@ export interface Config {
    * nobody joined ends `no_answer` once this has passed.
    */
   readonly webCallJoinMs: number;
+  /** `TWILIO_API_BASE`: Twilio's REST API, for the configured account and customers' imported numbers. */
+  readonly twilioApiBase: string;
   /** The Twilio account production workspaces dial through; undefined when not configured. */
   readonly twilio:
     | {
@@ -333,6 +335,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     campaignPollMs: e.CAMPAIGN_POLL_MS,
     campaignLeaderLockMs: e.CAMPAIGN_LEADER_LOCK_MS,
     webCallJoinMs: e.WEB_CALL_JOIN_MS,
+    twilioApiBase: e.TWILIO_API_BASE,
     twilio: twilioOf(e),
   });
 }

@@ -1,6 +1,7 @@
 import { carrierChooser, carriersOf } from '../../core/calls/carrier-choice.ts';
 import { CALLS_QUEUED_CHANNEL } from '../../core/calls/control.ts';
 import { Dialer } from '../../core/calls/dialer.ts';
+import { onSimulatedIncoming } from '../../core/calls/incoming.ts';
 import { CallRecovery } from '../../core/calls/recovery.ts';
 import { CampaignDialler } from '../../core/campaigns/dialler.ts';
 import { CampaignService } from '../../core/campaigns/service.ts';
@@ -11,6 +12,7 @@ import { Pacer } from '../../core/telephony/pacing.ts';
 import { NumberRenewals } from '../../core/telephony/renewals.ts';
 import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { PreCallTools } from '../../core/tools/pre-call.ts';
+import type { SandboxCarrier } from '../../gateway/carriers/sandbox/originate.ts';
 import type { DrainableCalls } from '../drain.ts';
 import type { CallEngines } from '../engines.ts';
 import { buildCarriers, whyNoCarrier } from './carriers.ts';
@@ -60,6 +62,7 @@ export async function startWorkerRole(
   teardown.add(() => dialer.stop());
   const campaigns = await startCampaignDialler(parts, teardown);
   await startRecoverySweeps(parts, teardown);
+  if (carriers.sandbox) await startSimulatedCallers(parts, carriers.sandbox, teardown);
   startNumberRenewals(parts, teardown);
   parts.logger.info('worker role: dialer, call recovery and webhook dispatcher running');
   const { sandbox } = carriers;
@@ -175,6 +178,21 @@ async function startCampaignDialler(parts: SharedParts, teardown: Teardown): Pro
   await dialler.start();
   teardown.add(() => dialler.stop());
   return dialler;
+}
+
+/** The sandbox's incoming calls (`simulate-incoming`): one worker rings each through its simulated callers. */
+async function startSimulatedCallers(
+  parts: SharedParts,
+  sandbox: SandboxCarrier,
+  teardown: Teardown,
+): Promise<void> {
+  const unsubscribe = await onSimulatedIncoming(
+    parts.coord,
+    (incoming) =>
+      sandbox.ringIn({ id: incoming.callId, workspaceId: incoming.workspaceId }, incoming.carrierCallId),
+    unlessRedisAway((err) => parts.logger.error({ err }, 'ringing a simulated incoming call failed')),
+  );
+  teardown.add(unsubscribe);
 }
 
 /** How often a worker renews and releases phone numbers (one worker at a time, under a coordinator lock). */

@@ -9,7 +9,7 @@ import { timestamp } from './common.ts';
 
 export { CALL_LIMITS };
 
-const E164 = /^\+[1-9]\d{6,14}$/;
+export const E164 = /^\+[1-9]\d{6,14}$/;
 const agentId = z.string().max(64).regex(idPattern('agent'), 'must be an agent id (agt_...)');
 
 const variableValue = z.union(
@@ -152,6 +152,11 @@ export const callSchema = z.object({
   calls_from_source: z.literal('pool').optional(),
   pool_id: z.string().optional(),
   channel: z.enum(['phone', 'web']),
+  direction: z
+    .enum(['outbound', 'inbound'])
+    .describe(
+      "inbound: a caller rang one of the workspace's numbers (to is that number, from the caller, phone_number_id set); outbound: the platform rang `to`",
+    ),
   from: z.string().nullable(),
   phone_number_id: z
     .string()

@@ -29,6 +29,8 @@ export const OPEN_CALL_STATUSES = [
 export const LIVE_CALL_STATUSES = ['dialing', 'in_progress'] as const satisfies readonly CallStatus[];
 
 export type CallChannel = 'phone' | 'web';
+/** `outbound`: the platform rang the callee; `inbound`: a caller rang one of the workspace's numbers. */
+export type CallDirection = 'outbound' | 'inbound';
 /** A call's variables: a flat map substituted into the prompt; never echoed on events. */
 export type CallVariables = Record<string, string | number | boolean | null>;
 
@@ -48,6 +50,7 @@ export interface CallRecord {
   phoneNumberId: string | null;
   poolId: string | null;
   campaignId: string | null;
+  direction: CallDirection;
   status: CallStatus;
   endedReason: string | null;
   carrier: string | null;
@@ -84,6 +87,8 @@ export interface NewCall {
   phoneNumberId?: string | null;
   poolId?: string | null;
   campaignId?: string | null;
+  /** Default `outbound`. */
+  direction?: CallDirection;
 }
 
 /** Columns a transition may set along with the status. */
@@ -135,7 +140,7 @@ export interface CallRepo {
   countOpen(workspaceId: string): Promise<number>;
   /** Calls in `dialing` or `in_progress`. */
   countLive(workspaceId: string): Promise<number>;
-  /** The oldest queued calls first (FIFO). */
+  /** The oldest queued outbound calls first (FIFO); incoming calls never wait in the queue. */
   nextQueued(workspaceId: string, limit: number): Promise<CallRecord[]>;
   workspacesWithQueued(): Promise<string[]>;
   /**
@@ -147,6 +152,8 @@ export interface CallRepo {
     id: string,
     change: { from: readonly CallStatus[]; to: CallStatus; set?: CallChanges },
   ): Promise<CallRecord | undefined>;
+  /** The workspace's call that a carrier knows by `carrierCallId` (Twilio's CallSid), if any. */
+  findByCarrierCall(workspaceId: string, carrierCallId: string): Promise<CallRecord | undefined>;
   /** Live calls hosted by `gatewayNode`, across workspaces. */
   liveOnNode(gatewayNode: string): Promise<CallRecord[]>;
   /** Live calls that started dialing at least `ageMs` ago, across workspaces. */

@@ -63,6 +63,7 @@ for (const target of targets) {
           phoneNumberId: null,
           poolId: 'ppl_01JAAAAAAAAAAAAAAAAAAAAAAA',
           campaignId: null,
+          direction: 'outbound',
           status: 'queued',
           endedReason: null,
           carrier: null,

@@ -6,6 +6,7 @@
  */
 import type {
   CallChannel,
+  CallDirection,
   CallStatus,
   EventStatus,
   HoldStatus,
@@ -140,6 +141,7 @@ export interface CallsTable {
   pool_id: string | null;
   /** The campaign whose dialler placed the call; null for single calls. */
   campaign_id: string | null;
+  direction: CallDirection;
   status: CallStatus;
   ended_reason: string | null;
   carrier: string | null;
@@ -229,6 +231,10 @@ export interface PhoneNumbersTable {
   renews_at: number | null;
   releases_at: number | null;
   released_at: number | null;
+  /** The provider account's credentials of an imported number, sealed; null for managed numbers. */
+  provider_secret: string | null;
+  /** An imported number's incoming-call address at its provider before ours, restored on delete. */
+  previous_voice_url: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -6,6 +6,7 @@ import * as toolsSecrets from './0003_tools_secrets.ts';
 import * as dnc from './0004_dnc.ts';
 import * as telephony from './0005_telephony.ts';
 import * as campaigns from './0006_campaigns.ts';
+import * as inbound from './0007_inbound.ts';
 import * as campaignCalls from './0010_campaign_calls.ts';
 
 /**
@@ -19,6 +20,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_dnc': dnc,
   '0005_telephony': telephony,
   '0006_campaigns': campaigns,
+  '0007_inbound': inbound,
   '0010_campaign_calls': campaignCalls,
 };
 

@@ -38,6 +38,7 @@ function toCall(row: CallsTable): CallRecord {
     phoneNumberId: row.phone_number_id,
     poolId: row.pool_id,
     campaignId: row.campaign_id,
+    direction: row.direction,
     status: row.status,
     endedReason: row.ended_reason,
     carrier: row.carrier,
@@ -99,6 +100,7 @@ export class CallStore implements CallRepo {
       phone_number_id: call.phoneNumberId ?? null,
       pool_id: call.poolId ?? null,
       campaign_id: call.campaignId ?? null,
+      direction: call.direction ?? 'outbound',
       status: 'queued',
       ended_reason: null,
       carrier: null,
@@ -171,6 +173,7 @@ export class CallStore implements CallRepo {
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('status', '=', 'queued')
+      .where('direction', '=', 'outbound')
       .orderBy('id', 'asc')
       .limit(assertLimit(limit))
       .execute();
@@ -183,6 +186,7 @@ export class CallStore implements CallRepo {
       .select('workspace_id')
       .distinct()
       .where('status', '=', 'queued')
+      .where('direction', '=', 'outbound')
       .orderBy('workspace_id')
       .execute();
     return rows.map((r) => r.workspace_id);
@@ -201,6 +205,17 @@ export class CallStore implements CallRepo {
       .where('id', '=', id)
       .where('status', 'in', change.from)
       .returningAll()
+      .executeTakeFirst();
+    return row ? toCall(row) : undefined;
+  }
+
+  async findByCarrierCall(workspaceId: string, carrierCallId: string): Promise<CallRecord | undefined> {
+    const row = await this.scope.db
+      .selectFrom('calls')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('carrier_call_id', '=', carrierCallId)
+      .orderBy('id', 'desc')
       .executeTakeFirst();
     return row ? toCall(row) : undefined;
   }
