@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { RecordingLinks } from '../control-api/http/signed-url.ts';
 import { StreamTokens } from '../core/auth/stream-tokens.ts';
 import { DiskCallArtifacts } from '../core/calls/artifacts.ts';
 import { callEndedLine } from '../core/calls/call-log.ts';
@@ -19,6 +20,7 @@ import { SecretService } from '../core/secrets/service.ts';
 import type { Store } from '../core/store/types.ts';
 import { judgeNumberAfterCall } from '../core/telephony/health.ts';
 import { PostCallTools } from '../core/tools/post-call.ts';
+import { V1CallEvents } from '../core/v1/webhooks.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
 import { bootstrapFirstWorkspace } from './bootstrap.ts';
 import { type DrainableCalls, drainLiveCalls } from './drain.ts';
@@ -150,6 +152,7 @@ async function buildSharedParts(
         return postCallTools.eventsFor(repos, call, object, now);
       },
     },
+    companionEvents: v1CallEvents(config, secretKey),
     announce: announceThrough(coord),
     onSettled: (call) => logger.info(callEndedLine(call), 'call ended'),
     clock,
@@ -186,6 +189,15 @@ async function buildSharedParts(
       localGatewayUrl = url;
     },
   };
+}
+
+/** Legacy v1 webhooks of calls placed through v1; their `recordingUrl` is a signed link on the public API URL. */
+function v1CallEvents(config: Config, secretKey: string): V1CallEvents {
+  const links = new RecordingLinks(secretKey);
+  const base = config.publicApiUrl?.replace(/\/+$/, '');
+  return new V1CallEvents({
+    recordingUrl: (call, now) => (base ? `${base}${links.pathFor(call.workspaceId, call.id, now)}` : null),
+  });
 }
 
 /** The shared parts but the metrics registry, which each try at starting the roles makes anew. */

@@ -28,6 +28,8 @@ import { registerTwilioCallbackRoutes } from './routes/carriers/twilio.ts';
 import { registerTwilioVoiceRoutes } from './routes/carriers/twilio-voice.ts';
 import { registerRecordingRoutes } from './routes/recordings.ts';
 import { registerSystemRoutes } from './routes/system.ts';
+import type { ProductOfRequest } from './routes/v1/http.ts';
+import { registerV1 } from './routes/v1/plugin.ts';
 import { registerV2 } from './routes/v2/plugin.ts';
 
 export interface ApiDeps {
@@ -41,6 +43,7 @@ export interface ApiDeps {
     | 'allowPrivateWebhooks'
     | 'webCallJoinMs'
     | 'twilioApiBase'
+    | 'v1Host'
   >;
   store: Store;
   /** Transcripts and recordings of ended calls. */
@@ -66,8 +69,10 @@ export interface ApiDeps {
   logger: Logger;
 }
 
-/** The control API: the v2 product (one plugin), carrier callbacks, recordings, the OpenAPI document, health and metrics. */
-export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance; routes: RouteRegistry }> {
+/** The control API: the v2 and legacy v1 products (one plugin each), carrier callbacks, recordings, the OpenAPI document, health and metrics. */
+export async function buildApiApp(
+  deps: ApiDeps,
+): Promise<{ app: FastifyInstance; routes: RouteRegistry; v1: ProductOfRequest }> {
   const limits = deps.config.apiHttp;
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -99,6 +104,7 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
       ...(deps.clock ? { clock: deps.clock } : {}),
     }),
   };
+  const v1 = registerV1(app, deps);
   registerV2(app, routes, deps, incoming);
   registerTwilioVoiceRoutes(app, routes, {
     store: deps.store,
@@ -128,5 +134,5 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
     serverUrl: deps.config.publicApiUrl,
   });
   await app.ready();
-  return { app, routes };
+  return { app, routes, v1 };
 }

@@ -47,6 +47,7 @@ const envSchema = z.object({
   PUBLIC_API_URL: z.string().url().optional(),
   PUBLIC_GATEWAY_URL: z.string().url().optional(),
   V1_HOST: z.string().optional(),
+  V1_PORT: port.optional(),
   API_RATE_PER_SEC: positiveInt.default(10),
   API_RATE_BURST: positiveInt.default(20),
   BODY_LIMIT_BYTES: positiveInt.default(1_048_576),
@@ -117,6 +118,8 @@ export interface Config {
   readonly publicApiUrl: string | undefined;
   readonly publicGatewayUrl: string | undefined;
   readonly v1Host: string | undefined;
+  /** A second port of the api role that serves only the legacy v1 product (deployments that route by port). */
+  readonly v1Port: number | undefined;
   readonly apiRatePerSec: number;
   readonly apiRateBurst: number;
   readonly bodyLimitBytes: number;
@@ -294,6 +297,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicApiUrl: e.PUBLIC_API_URL,
     publicGatewayUrl: e.PUBLIC_GATEWAY_URL,
     v1Host: e.V1_HOST,
+    v1Port: e.V1_PORT,
     apiRatePerSec: e.API_RATE_PER_SEC,
     apiRateBurst: e.API_RATE_BURST,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

@@ -1,5 +1,8 @@
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { buildApiApp } from '../../control-api/app.ts';
+import type { ProductOfRequest } from '../../control-api/routes/v1/http.ts';
 import { listenErrorOf } from '../../core/listen-error.ts';
 import { VoiceCatalogue } from '../../engines/tts/catalogue.ts';
 import { loopbackHost, type SharedParts, type Teardown } from './parts.ts';
@@ -7,7 +10,7 @@ import { loopbackHost, type SharedParts, type Teardown } from './parts.ts';
 /** The api role: the control API, listening; returns its base URL on this machine. */
 export async function startApiRole(parts: SharedParts, teardown: Teardown): Promise<string> {
   const { config, logger } = parts;
-  const { app } = await buildApiApp({
+  const { app, v1 } = await buildApiApp({
     config,
     store: parts.store,
     coord: parts.coord,
@@ -31,5 +34,35 @@ export async function startApiRole(parts: SharedParts, teardown: Teardown): Prom
   const address = app.server.address() as AddressInfo;
   const url = `http://${loopbackHost(config.host)}:${address.port}`;
   logger.info({ url }, 'control API listening');
+  if (config.v1Port !== undefined) {
+    const v1Url = await listenForV1(app, v1, config.host, config.v1Port, teardown);
+    logger.info({ url: v1Url }, 'legacy v1 API listening');
+  }
   return url;
+}
+
+/** `V1_PORT`: a second listener whose every request is a v1 request, answered by the same app. */
+async function listenForV1(
+  app: FastifyInstance,
+  product: ProductOfRequest,
+  host: string,
+  port: number,
+  teardown: Teardown,
+): Promise<string> {
+  const server = http.createServer((request, response) => {
+    product.markV1(request);
+    app.routing(request, response);
+  });
+  teardown.add(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error) => reject(listenErrorOf('legacy v1 API', host, port, error)));
+    server.listen(port, host, () => resolve());
+  });
+  return `http://${loopbackHost(host)}:${(server.address() as AddressInfo).port}`;
 }

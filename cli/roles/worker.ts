@@ -8,10 +8,12 @@ import { CampaignService } from '../../core/campaigns/service.ts';
 import { CoordinatorUnavailableError } from '../../core/coord/unavailable.ts';
 import { announceThrough } from '../../core/events/announce.ts';
 import { WebhookDispatcher } from '../../core/events/dispatcher.ts';
+import { SecretCipher } from '../../core/secrets/cipher.ts';
 import { Pacer } from '../../core/telephony/pacing.ts';
 import { NumberRenewals } from '../../core/telephony/renewals.ts';
 import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { PreCallTools } from '../../core/tools/pre-call.ts';
+import { V1Keys } from '../../core/v1/keys.ts';
 import type { SandboxCarrier } from '../../gateway/carriers/sandbox/originate.ts';
 import type { DrainableCalls } from '../drain.ts';
 import type { CallEngines } from '../engines.ts';
@@ -92,6 +94,7 @@ async function startDispatcher(parts: SharedParts, teardown: Teardown, webhookCa
     timeoutMs: config.webhookTimeoutMs,
     allowPrivate: config.allowPrivateWebhooks,
     toolTargets: parts.postCallTools,
+    v1Keys: new V1Keys(parts.store, new SecretCipher(parts.secretKey)),
     extraCa: webhookCa,
     clock: parts.clock,
     reportError: unlessRedisAway((err) => logger.error({ err }, 'webhook dispatcher failed')),

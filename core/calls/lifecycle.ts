@@ -34,6 +34,18 @@ export interface CallLifecycleDeps {
   afterSettle?: {
     eventsFor(repos: Repositories, call: CallRecord, callObject: object, now: number): Promise<NewEvent[]>;
   };
+  /**
+   * Outbox rows of another product about the same moment (legacy v1 webhooks of calls placed through v1),
+   * written in the transaction of the change; none for other calls.
+   */
+  companionEvents?: CompanionEvents;
+}
+
+/** The moments of a call's life the lifecycle tells companion events about. */
+export type CompanionMoment = 'ringing' | 'answered' | 'settled';
+
+export interface CompanionEvents {
+  eventsFor(repos: Repositories, call: CallRecord, moment: CompanionMoment, now: number): Promise<NewEvent[]>;
 }
 
 export interface SettleDetails {
@@ -77,6 +89,7 @@ export class CallLifecycle {
   private readonly slots: LiveCallSlots | undefined;
   private readonly onSettled: ((call: CallRecord) => void) | undefined;
   private readonly afterSettle: CallLifecycleDeps['afterSettle'];
+  private readonly companion: CompanionEvents | undefined;
 
   constructor(deps: CallLifecycleDeps) {
     this.store = deps.store;
@@ -85,20 +98,30 @@ export class CallLifecycle {
     this.slots = deps.slots;
     this.onSettled = deps.onSettled;
     this.afterSettle = deps.afterSettle;
+    this.companion = deps.companionEvents;
   }
 
   /** queued -> dialing; undefined when the call is no longer queued (aborted meanwhile) or unknown. */
-  markDialing(
+  async markDialing(
     workspaceId: string,
     id: string,
     details: { gatewayNode?: string; carrier?: string; carrierCallId?: string; fromNumber?: string } = {},
   ): Promise<CallRecord | undefined> {
     const { from, to } = CALL_TRANSITIONS.dial;
-    return this.store.calls.transition(workspaceId, id, {
-      from,
-      to,
-      set: { ...details, dialingAt: this.clock.now() },
+    const transition = { from, to, set: { ...details, dialingAt: this.clock.now() } };
+    const companion = this.companion;
+    if (!companion) return this.store.calls.transition(workspaceId, id, transition);
+    const result = await this.store.transaction(async (repos) => {
+      const call = await repos.calls.transition(workspaceId, id, transition);
+      if (!call) return undefined;
+      const extra = await appendAll(
+        repos,
+        await companion.eventsFor(repos, call, 'ringing', this.clock.now()),
+      );
+      return { call, extra };
     });
+    if (result?.extra) this.announce?.();
+    return result?.call;
   }
 
   /** dialing -> in_progress with `call.started`; undefined when the call is no longer dialing or unknown. */
@@ -119,9 +142,13 @@ export class CallLifecycle {
       const written = await repos.events.append(
         callEvent({ workspaceId, type: event, call: callObject(call), webhookUrl: call.webhookUrl, now }),
       );
-      return { call, written };
+      const extra = this.companion
+        ? await appendAll(repos, await this.companion.eventsFor(repos, call, 'answered', now))
+        : 0;
+      return { call, written, extra };
     });
     if (result) this.announced(result.written);
+    if (result?.extra) this.announce?.();
     return result?.call;
   }
 
@@ -244,10 +271,25 @@ export class CallLifecycle {
     );
     const extra = (await this.afterSettle?.eventsFor(repos, ended, callObject(ended), now)) ?? [];
     for (const row of extra) await repos.events.append(row);
-    return { settled: true, call: ended, previousStatus: call.status, event, deliveries: extra.length };
+    const companions = this.companion
+      ? await appendAll(repos, await this.companion.eventsFor(repos, ended, 'settled', now))
+      : 0;
+    return {
+      settled: true,
+      call: ended,
+      previousStatus: call.status,
+      event,
+      deliveries: extra.length + companions,
+    };
   }
 
   private announced(event: EventRecord): void {
     if (event.webhookUrl !== null) this.announce?.();
   }
+}
+
+/** Appends the rows; returns how many are to be delivered. */
+async function appendAll(repos: Repositories, rows: readonly NewEvent[]): Promise<number> {
+  for (const row of rows) await repos.events.append(row);
+  return rows.filter((row) => row.webhookUrl !== null).length;
 }

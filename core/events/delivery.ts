@@ -38,6 +38,11 @@ export interface Delivery {
   timestampSecs: number;
   /** Headers of a post_call tool (rendered from its templates); the platform's own headers win. */
   headers?: Record<string, string>;
+  /**
+   * A legacy v1 webhook: signed v1's way instead (`x-signature`, bare hex over the raw body, and
+   * `x-public-key`); `secrets` and `timestampSecs` are not used.
+   */
+  v1Signature?: { signature: string; publicKey: string };
 }
 
 function describeError(error: unknown): string {
@@ -98,7 +103,18 @@ export class WebhookSender {
           'content-type': 'application/json',
           'user-agent': WEBHOOK_USER_AGENT,
           [EVENT_ID_HEADER.toLowerCase()]: delivery.eventId,
-          [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(delivery.secrets, body, delivery.timestampSecs),
+          ...(delivery.v1Signature
+            ? {
+                'x-signature': delivery.v1Signature.signature,
+                'x-public-key': delivery.v1Signature.publicKey,
+              }
+            : {
+                [SIGNATURE_HEADER.toLowerCase()]: signatureHeader(
+                  delivery.secrets,
+                  body,
+                  delivery.timestampSecs,
+                ),
+              }),
         },
         signal: AbortSignal.timeout(this.timeoutMs),
       });

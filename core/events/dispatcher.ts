@@ -4,7 +4,13 @@ import type { AttemptOutcome, EventRecord, Store } from '../store/types.ts';
 import { retryWhileStoreUnavailable } from '../store/unavailable.ts';
 import { EVENTS_WRITTEN_CHANNEL } from './announce.ts';
 import { type DeliveryResult, WebhookSender, type WebhookSenderOptions } from './delivery.ts';
-import { type ReplayReport, replayEvent, sendStoredEvent, type ToolTargets } from './replay.ts';
+import {
+  type ReplayReport,
+  replayEvent,
+  sendStoredEvent,
+  type ToolTargets,
+  type V1SigningKeys,
+} from './replay.ts';
 import { assertRetrySchedule, DEFAULT_RETRY_SCHEDULE_MS, nextAttemptAt } from './retry-schedule.ts';
 
 /** The coordinator lock that makes one worker the dispatcher. */
@@ -39,6 +45,8 @@ export interface WebhookDispatcherOptions extends WebhookSenderOptions {
   onDeadLetter?: (dead: DeadLetter) => void;
   /** Renders and records post_call tool deliveries, which ride this outbox. */
   toolTargets?: ToolTargets;
+  /** Signs legacy v1 webhooks (their events carry the organization public key). */
+  v1Keys?: V1SigningKeys;
 }
 
 /** An event given up on: no attempt is scheduled after this one. */
@@ -84,6 +92,7 @@ export class WebhookDispatcher {
   private readonly reportError: (error: unknown) => void;
   private readonly onDeadLetter: ((dead: DeadLetter) => void) | undefined;
   private readonly toolTargets: ToolTargets | undefined;
+  private readonly v1Keys: V1SigningKeys | undefined;
   private readonly inFlight = new Map<string, Promise<void>>();
   private running = false;
   private leading = false;
@@ -106,6 +115,7 @@ export class WebhookDispatcher {
       options.reportError ?? ((error) => process.emitWarning(`webhook dispatcher: ${String(error)}`));
     this.onDeadLetter = options.onDeadLetter;
     this.toolTargets = options.toolTargets;
+    this.v1Keys = options.v1Keys;
   }
 
   /** Whether this process is the runner right now. */
@@ -148,6 +158,7 @@ export class WebhookDispatcher {
         sender: this.sender,
         clock: this.clock,
         ...(this.toolTargets ? { tools: this.toolTargets } : {}),
+        ...(this.v1Keys ? { v1Keys: this.v1Keys } : {}),
       },
       eventId,
     );
@@ -223,7 +234,14 @@ export class WebhookDispatcher {
 
   /** One scheduled attempt, recorded once (the store refuses a second record of the same attempt number). */
   private async attempt(event: EventRecord): Promise<void> {
-    const result = await sendStoredEvent(this.store, this.sender, event, this.clock.now(), this.toolTargets);
+    const result = await sendStoredEvent(
+      this.store,
+      this.sender,
+      event,
+      this.clock.now(),
+      this.toolTargets,
+      this.v1Keys,
+    );
     const attempts = event.attempts + 1;
     const retryAt = nextAttemptAt(attempts, this.clock.now(), this.schedule);
     const outcome = outcomeOf(result, retryAt);

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { type Clock, systemClock } from '../clock.ts';
 import { notFound } from '../errors.ts';
 import type { EventRecord, Store } from '../store/types.ts';
@@ -25,6 +26,11 @@ export interface ToolTargets {
   ): Promise<void>;
 }
 
+/** The private keys legacy v1 webhooks are signed with, by organization public key. */
+export interface V1SigningKeys {
+  privateKeyOf(publicKey: string): Promise<string | undefined>;
+}
+
 /** Sends a stored event's body as it is, signed now with every currently valid secret of its workspace. */
 export async function sendStoredEvent(
   store: Store,
@@ -32,9 +38,11 @@ export async function sendStoredEvent(
   event: EventRecord,
   nowMs: number,
   tools?: ToolTargets,
+  v1Keys?: V1SigningKeys,
 ): Promise<DeliveryResult> {
   if (event.toolTarget) return sendToolDelivery(store, sender, event, nowMs, tools);
   if (event.webhookUrl === null) return { ok: false, status: null, error: 'no webhook_url', permanent: true };
+  if (event.v1PublicKey) return sendV1Event(sender, event, event.webhookUrl, event.v1PublicKey, v1Keys);
   const secrets = (await store.secrets.webhookSecrets(event.workspaceId)).map((s) => s.secret);
   if (secrets.length === 0) {
     return { ok: false, status: null, error: 'the workspace has no webhook secret', permanent: false };
@@ -45,6 +53,31 @@ export async function sendStoredEvent(
     body: event.body,
     secrets,
     timestampSecs: Math.floor(nowMs / 1_000),
+  });
+}
+
+/** A legacy v1 webhook: the same bytes, signed with the organization private key (bare hex, no timestamp). */
+async function sendV1Event(
+  sender: WebhookSender,
+  event: EventRecord,
+  url: string,
+  publicKey: string,
+  keys: V1SigningKeys | undefined,
+): Promise<DeliveryResult> {
+  const privateKey = await keys?.privateKeyOf(publicKey);
+  if (!privateKey) {
+    return { ok: false, status: null, error: 'no v1 private key to sign with', permanent: false };
+  }
+  return sender.send({
+    url,
+    eventId: event.id,
+    body: event.body,
+    secrets: [],
+    timestampSecs: 0,
+    v1Signature: {
+      signature: createHmac('sha256', privateKey).update(event.body, 'utf8').digest('hex'),
+      publicKey,
+    },
   });
 }
 
@@ -88,7 +121,7 @@ async function sendToolDelivery(
  * event keeps its status and schedule). Unknown id: `not_found`. Needs no dispatcher lock: any process may replay.
  */
 export async function replayEvent(
-  deps: { store: Store; sender: WebhookSender; clock?: Clock; tools?: ToolTargets },
+  deps: { store: Store; sender: WebhookSender; clock?: Clock; tools?: ToolTargets; v1Keys?: V1SigningKeys },
   eventId: string,
 ): Promise<ReplayReport> {
   const { store, sender } = deps;
@@ -98,7 +131,7 @@ export async function replayEvent(
   if (event.webhookUrl === null) {
     return { eventId, delivered: false, status: null, error: 'the event has no webhook_url to deliver to' };
   }
-  const result = await sendStoredEvent(store, sender, event, clock.now(), deps.tools);
+  const result = await sendStoredEvent(store, sender, event, clock.now(), deps.tools, deps.v1Keys);
   const report: ReplayReport = result.ok
     ? { eventId, delivered: true, status: result.status, error: null }
     : { eventId, delivered: false, status: result.status, error: result.error };

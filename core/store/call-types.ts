@@ -104,6 +104,8 @@ export interface CallChanges {
   durationSecs?: number;
   costPaise?: number;
   error?: string;
+  /** Only while queued: what the call's prompt is filled with (a legacy v1 call update). */
+  variables?: CallVariables;
 }
 
 export interface CallListFilter {
@@ -140,7 +142,10 @@ export interface CallRepo {
   countOpen(workspaceId: string): Promise<number>;
   /** Calls in `dialing` or `in_progress`. */
   countLive(workspaceId: string): Promise<number>;
-  /** The oldest queued outbound calls first (FIFO); incoming calls never wait in the queue. */
+  /**
+   * The oldest queued outbound calls first (FIFO), a legacy v1 call's `priority` before that (higher first);
+   * incoming calls never wait in the queue.
+   */
   nextQueued(workspaceId: string, limit: number): Promise<CallRecord[]>;
   workspacesWithQueued(): Promise<string[]>;
   /**
@@ -194,6 +199,8 @@ export interface EventRecord {
   deliveredAt: number | null;
   /** Set on a post_call tool delivery: which tool to render the target of (see core/tools/post-call.ts). */
   toolTarget: string | null;
+  /** Set on a legacy v1 webhook: the organization public key that signs it (`x-signature`). */
+  v1PublicKey: string | null;
 }
 
 export interface NewEvent {
@@ -205,6 +212,7 @@ export interface NewEvent {
   body: string;
   webhookUrl: string | null;
   toolTarget?: string;
+  v1PublicKey?: string;
 }
 
 /** How one attempt went: delivered, or failed with the time of the next attempt (null: dead letter). */

@@ -56,6 +56,33 @@ export interface V1CredentialsTable {
   /** SHA-256 of the private key, lowercase hex. */
   private_key_hash: string;
   created_at: number;
+  /** The private key sealed under the deployment key, once a request proved it (signs v1 webhooks). */
+  private_key_sealed?: string | null;
+}
+
+export interface V1AssistantsTable {
+  /** The v2 agent the assistant is. */
+  agent_id: string;
+  workspace_id: string;
+  /** JSON: the v1 document as last written. */
+  document: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface V1CallsTable {
+  call_id: string;
+  workspace_id: string;
+  /** The organization public key whose private key signs the call's v1 webhooks. */
+  public_key: string;
+  callback_url: string | null;
+  /** JSON, echoed on every v1 webhook of the call; null when none was given. */
+  metadata: string | null;
+  /** JSON object given at initiate. */
+  payload: string;
+  priority: number;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface AgentsTable {
@@ -183,6 +210,8 @@ export interface EventsTable {
   delivered_at: number | null;
   /** JSON `{agent_id, revision, tool}` of a post_call tool delivery; null for webhook events. */
   tool_target?: string | null;
+  /** Set on a legacy v1 webhook: the organization public key it is signed for (v1's `x-signature`). */
+  v1_public_key?: string | null;
 }
 
 export interface ToolSecretsTable {
@@ -324,6 +353,8 @@ export interface Database {
   api_keys: ApiKeysTable;
   webhook_secrets: WebhookSecretsTable;
   v1_credentials: V1CredentialsTable;
+  v1_assistants: V1AssistantsTable;
+  v1_calls: V1CallsTable;
   agents: AgentsTable;
   agent_revisions: AgentRevisionsTable;
   wallet_accounts: WalletAccountsTable;

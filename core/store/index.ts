@@ -18,6 +18,7 @@ import { SecretStore } from './repos/secrets.ts';
 import { TelephonyStore } from './repos/telephony.ts';
 import { ToolRunStore } from './repos/tool-runs.ts';
 import { ToolSecretStore } from './repos/tool-secrets.ts';
+import { V1Store } from './repos/v1.ts';
 import { WorkspaceStore } from './repos/workspaces.ts';
 import { Scope } from './scope.ts';
 import type { Repositories, Store } from './types.ts';
@@ -54,6 +55,7 @@ function repositories(scope: Scope): Repositories {
     phoneNumbers: new PhoneNumberStore(scope),
     phonePools: new PhonePoolStore(scope),
     telephony: new TelephonyStore(scope),
+    v1: new V1Store(scope),
   };
 }
 
@@ -73,6 +75,7 @@ class SqlStore implements Store {
   readonly phoneNumbers: Repositories['phoneNumbers'];
   readonly phonePools: Repositories['phonePools'];
   readonly telephony: Repositories['telephony'];
+  readonly v1: Repositories['v1'];
 
   constructor(
     private readonly scope: Scope,
@@ -94,6 +97,7 @@ class SqlStore implements Store {
     this.phoneNumbers = repos.phoneNumbers;
     this.phonePools = repos.phonePools;
     this.telephony = repos.telephony;
+    this.v1 = repos.v1;
   }
 
   get dialect(): DialectName {

@@ -56,6 +56,7 @@ for (const target of targets) {
             '0005_telephony',
             '0006_campaigns',
             '0010_campaign_calls',
+            '0011_v1',
           ],
         );
       });

@@ -8,6 +8,7 @@ import type { CampaignRepo } from './campaign-types.ts';
 import type { DncRepo } from './dnc-types.ts';
 import type { PhoneNumberRepo, PhonePoolRepo, TelephonyRepo } from './telephony-types.ts';
 import type { ToolRunRepo, ToolSecretRepo } from './tool-types.ts';
+import type { V1Repo } from './v1-types.ts';
 import type { JsonObject, Page } from './values.ts';
 
 export * from './call-types.ts';
@@ -292,6 +293,7 @@ export interface Repositories {
   readonly phoneNumbers: PhoneNumberRepo;
   readonly phonePools: PhonePoolRepo;
   readonly telephony: TelephonyRepo;
+  readonly v1: V1Repo;
 }
 
 export interface Store extends Repositories {

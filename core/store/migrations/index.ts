@@ -8,6 +8,7 @@ import * as telephony from './0005_telephony.ts';
 import * as campaigns from './0006_campaigns.ts';
 import * as inbound from './0007_inbound.ts';
 import * as campaignCalls from './0010_campaign_calls.ts';
+import * as v1 from './0011_v1.ts';
 
 /**
  * Every migration, in order, listed statically (no folder scan: the list is what ships). Append new ones with
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006_campaigns': campaigns,
   '0007_inbound': inbound,
   '0010_campaign_calls': campaignCalls,
+  '0011_v1': v1,
 };
 
 const provider: MigrationProvider = {

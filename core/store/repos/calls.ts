@@ -72,6 +72,7 @@ function columnsOf(changes: CallChanges): Updateable<CallsTable> {
   if (changes.durationSecs !== undefined) columns.duration_secs = changes.durationSecs;
   if (changes.costPaise !== undefined) columns.cost_paise = changes.costPaise;
   if (changes.error !== undefined) columns.error = changes.error;
+  if (changes.variables !== undefined) columns.variables = JSON.stringify(changes.variables);
   return columns;
 }
 
@@ -170,11 +171,13 @@ export class CallStore implements CallRepo {
   async nextQueued(workspaceId: string, limit: number): Promise<CallRecord[]> {
     const rows = await this.scope.db
       .selectFrom('calls')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .where('status', '=', 'queued')
-      .where('direction', '=', 'outbound')
-      .orderBy('id', 'asc')
+      .leftJoin('v1_calls', 'v1_calls.call_id', 'calls.id')
+      .selectAll('calls')
+      .where('calls.workspace_id', '=', workspaceId)
+      .where('calls.status', '=', 'queued')
+      .where('calls.direction', '=', 'outbound')
+      .orderBy((eb) => eb.fn.coalesce('v1_calls.priority', eb.lit(0)), 'desc')
+      .orderBy('calls.id', 'asc')
       .limit(assertLimit(limit))
       .execute();
     return rows.map(toCall);

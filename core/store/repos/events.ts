@@ -22,6 +22,7 @@ function toEvent(row: EventsTable): EventRecord {
     lastError: row.last_error,
     deliveredAt: row.delivered_at,
     toolTarget: row.tool_target ?? null,
+    v1PublicKey: row.v1_public_key ?? null,
   };
 }
 
@@ -54,6 +55,7 @@ export class EventStore implements EventRepo {
       last_error: null,
       delivered_at: null,
       ...(event.toolTarget !== undefined ? { tool_target: event.toolTarget } : {}),
+      ...(event.v1PublicKey !== undefined ? { v1_public_key: event.v1PublicKey } : {}),
     };
     await this.scope.db.insertInto('events').values(row).execute();
     return toEvent(row);

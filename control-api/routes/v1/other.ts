@@ -1,0 +1,128 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { type Clock, isoTime, systemClock } from '../../../core/clock.ts';
+import { ApiError } from '../../../core/errors.ts';
+import type { V1Assistants } from '../../../core/v1/assistants.ts';
+import type { VoiceCatalogue } from '../../../engines/tts/catalogue.ts';
+import { type V1Registry, v1Route } from './http.ts';
+
+/** `GET /v1/admin/voice-gallery/list`: the v2 voice catalogue in v1's shape. */
+export function registerVoiceGalleryRoutes(
+  app: FastifyInstance,
+  registry: V1Registry,
+  voices: VoiceCatalogue,
+): void {
+  v1Route(app, registry, {
+    method: 'GET',
+    url: '/v1/admin/voice-gallery/list',
+    operationId: 'v1VoiceGallery',
+    summary: 'Every voice an assistant can speak with (`agent.identity.voice` takes its `voiceId`)',
+    tag: 'Voice gallery',
+    data: z.array(
+      z.object({
+        voiceId: z.string(),
+        name: z.string(),
+        gender: z.string(),
+        language: z.string(),
+        languages: z.array(z.string()),
+        provider: z.string(),
+      }),
+    ),
+    handler: async () => ({
+      message: 'voices fetched',
+      data: voices.voices.map((v) => ({
+        voiceId: v.id,
+        name: v.name,
+        gender: v.gender,
+        language: v.language,
+        languages: v.languages,
+        provider: v.engine,
+      })),
+    }),
+  });
+}
+
+/**
+ * Organization archiving: `POST /v1/admin/organization/archive` archives every assistant of the workspace
+ * (`archivedAt` set; their calls are refused), `.../unarchive` restores them.
+ */
+export function registerArchiveRoutes(
+  app: FastifyInstance,
+  registry: V1Registry,
+  assistants: V1Assistants,
+  clock: Clock = systemClock,
+): void {
+  for (const [action, archived] of [
+    ['archive', true],
+    ['unarchive', false],
+  ] as const) {
+    v1Route(app, registry, {
+      method: 'POST',
+      url: `/v1/admin/organization/${action}`,
+      operationId: `v1Organization${archived ? 'Archive' : 'Unarchive'}`,
+      summary: archived
+        ? "Archive the organization's workspace: every assistant gets `archivedAt`, and calls with them are refused"
+        : 'Restore the archived assistants of the workspace',
+      tag: 'Organization',
+      data: z.object({ assistants: z.number().int() }),
+      handler: async ({ auth }) => {
+        const at = archived ? isoTime(clock.now()) : null;
+        const all = await assistants.list(auth.workspaceId);
+        let changed = 0;
+        for (const assistant of all) {
+          if ((assistant.archivedAt !== null) === archived) continue;
+          await assistants.setArchived(auth.workspaceId, assistant._id, at);
+          changed += 1;
+        }
+        return {
+          message: archived ? 'organization archived' : 'organization restored',
+          data: { assistants: changed },
+        };
+      },
+    });
+  }
+}
+
+/** The v1 groups not built yet: authenticated, then `501` in v1's body. */
+const NOT_BUILT: ReadonlyArray<{
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  url: string;
+  tag: string;
+  what: string;
+}> = [
+  { method: 'POST', url: '/v2/workspace/onboard/custom', tag: 'Onboarding', what: 'workspace onboarding' },
+  { method: 'GET', url: '/v1/admin/number-pool/list', tag: 'Number pools', what: 'number pools' },
+  { method: 'POST', url: '/v1/admin/number-pool/create', tag: 'Number pools', what: 'number pools' },
+  { method: 'PUT', url: '/v1/admin/number-pool/update/:id', tag: 'Number pools', what: 'number pools' },
+  { method: 'DELETE', url: '/v1/admin/number-pool/delete/:id', tag: 'Number pools', what: 'number pools' },
+  { method: 'GET', url: '/v1/admin/tools/list', tag: 'Tools', what: 'tool integrations' },
+  { method: 'POST', url: '/v1/admin/tools/create', tag: 'Tools', what: 'tool integrations' },
+  {
+    method: 'GET',
+    url: '/v1/admin/knowledge-base/list',
+    tag: 'Knowledge base',
+    what: 'knowledge-base documents',
+  },
+  {
+    method: 'POST',
+    url: '/v1/admin/knowledge-base/upload',
+    tag: 'Knowledge base',
+    what: 'knowledge-base documents',
+  },
+];
+
+export function registerNotBuiltRoutes(app: FastifyInstance, registry: V1Registry): void {
+  for (const route of NOT_BUILT) {
+    v1Route(app, registry, {
+      method: route.method,
+      url: route.url,
+      operationId: `v1NotBuilt${route.method}${route.url.replace(/[^A-Za-z]/g, '')}`,
+      summary: `Not live yet: answers 501 (${route.what})`,
+      tag: route.tag,
+      status: 501,
+      handler: async () => {
+        throw new ApiError('not_implemented', `${route.what} are not live on this deployment yet`);
+      },
+    });
+  }
+}

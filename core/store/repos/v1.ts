@@ -1,0 +1,158 @@
+import type { V1AssistantsTable, V1CallsTable } from '../db.ts';
+import type { Scope } from '../scope.ts';
+import type { V1AssistantRecord, V1CallChange, V1CallRecord, V1Repo } from '../v1-types.ts';
+import type { JsonObject } from '../values.ts';
+
+function toAssistant(row: V1AssistantsTable): V1AssistantRecord {
+  return {
+    agentId: row.agent_id,
+    workspaceId: row.workspace_id,
+    document: JSON.parse(row.document),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+function toCall(row: V1CallsTable): V1CallRecord {
+  return {
+    callId: row.call_id,
+    workspaceId: row.workspace_id,
+    publicKey: row.public_key,
+    callbackUrl: row.callback_url,
+    metadata: row.metadata === null ? null : JSON.parse(row.metadata),
+    payload: JSON.parse(row.payload) as JsonObject,
+    priority: row.priority,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+/** The legacy v1 product's own rows: assistants' v1-only fields, v1 calls' webhook targets, sealed keys. */
+export class V1Store implements V1Repo {
+  constructor(private readonly scope: Scope) {}
+
+  async assistant(workspaceId: string, agentId: string): Promise<V1AssistantRecord | undefined> {
+    const row = await this.scope.db
+      .selectFrom('v1_assistants')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('agent_id', '=', agentId)
+      .executeTakeFirst();
+    return row ? toAssistant(row) : undefined;
+  }
+
+  async assistants(workspaceId: string, agentIds: readonly string[]): Promise<V1AssistantRecord[]> {
+    if (agentIds.length === 0) return [];
+    const rows = await this.scope.db
+      .selectFrom('v1_assistants')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('agent_id', 'in', [...agentIds])
+      .execute();
+    return rows.map(toAssistant);
+  }
+
+  async putAssistant(input: { workspaceId: string; agentId: string; document: JsonObject }): Promise<void> {
+    const now = this.scope.now;
+    const document = JSON.stringify(input.document);
+    const updated = await this.scope.db
+      .updateTable('v1_assistants')
+      .set({ document })
+      .where('workspace_id', '=', input.workspaceId)
+      .where('agent_id', '=', input.agentId)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) > 0) return;
+    await this.scope.db
+      .insertInto('v1_assistants')
+      .values({
+        agent_id: input.agentId,
+        workspace_id: input.workspaceId,
+        document,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+  }
+
+  async claimUpdate(workspaceId: string, agentId: string, cooldownMs: number): Promise<boolean> {
+    const now = this.scope.now;
+    const result = await this.scope.db
+      .updateTable('v1_assistants')
+      .set({ updated_at: now })
+      .where('workspace_id', '=', workspaceId)
+      .where('agent_id', '=', agentId)
+      .where('updated_at', '<=', now - cooldownMs)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) > 0) return true;
+    return (await this.assistant(workspaceId, agentId)) === undefined;
+  }
+
+  async insertCall(record: Omit<V1CallRecord, 'createdAt' | 'updatedAt'>): Promise<V1CallRecord> {
+    const now = this.scope.now;
+    const row: V1CallsTable = {
+      call_id: record.callId,
+      workspace_id: record.workspaceId,
+      public_key: record.publicKey,
+      callback_url: record.callbackUrl,
+      metadata:
+        record.metadata === null || record.metadata === undefined ? null : JSON.stringify(record.metadata),
+      payload: JSON.stringify(record.payload),
+      priority: record.priority,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.scope.db.insertInto('v1_calls').values(row).execute();
+    return toCall(row);
+  }
+
+  async call(workspaceId: string, callId: string): Promise<V1CallRecord | undefined> {
+    const row = await this.scope.db
+      .selectFrom('v1_calls')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('call_id', '=', callId)
+      .executeTakeFirst();
+    return row ? toCall(row) : undefined;
+  }
+
+  async updateCall(
+    workspaceId: string,
+    callId: string,
+    change: V1CallChange,
+  ): Promise<V1CallRecord | undefined> {
+    await this.scope.db
+      .updateTable('v1_calls')
+      .set({
+        updated_at: this.scope.now,
+        ...(change.callbackUrl !== undefined ? { callback_url: change.callbackUrl } : {}),
+        ...(change.metadata !== undefined
+          ? { metadata: change.metadata === null ? null : JSON.stringify(change.metadata) }
+          : {}),
+        ...(change.payload !== undefined ? { payload: JSON.stringify(change.payload) } : {}),
+        ...(change.priority !== undefined ? { priority: change.priority } : {}),
+      })
+      .where('workspace_id', '=', workspaceId)
+      .where('call_id', '=', callId)
+      .execute();
+    return this.call(workspaceId, callId);
+  }
+
+  async sealedPrivateKey(publicKey: string): Promise<{ workspaceId: string; sealed: string } | undefined> {
+    const row = await this.scope.db
+      .selectFrom('v1_credentials')
+      .select(['workspace_id', 'private_key_sealed'])
+      .where('public_key', '=', publicKey)
+      .executeTakeFirst();
+    if (!row?.private_key_sealed) return undefined;
+    return { workspaceId: row.workspace_id, sealed: row.private_key_sealed };
+  }
+
+  async sealPrivateKey(publicKey: string, sealed: string): Promise<void> {
+    await this.scope.db
+      .updateTable('v1_credentials')
+      .set({ private_key_sealed: sealed })
+      .where('public_key', '=', publicKey)
+      .where('private_key_sealed', 'is', null)
+      .execute();
+  }
+}

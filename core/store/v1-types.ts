@@ -1,0 +1,53 @@
+import type { JsonObject } from './values.ts';
+
+/** What only a v1 assistant has, beside the v2 agent it is (same id). */
+export interface V1AssistantRecord {
+  agentId: string;
+  workspaceId: string;
+  /** The v1 document as last written: parsed JSON of no type until core/v1/assistant.ts decodes it. */
+  document: unknown;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What a call placed through v1 carries besides the v2 call (same id). */
+export interface V1CallRecord {
+  callId: string;
+  workspaceId: string;
+  publicKey: string;
+  callbackUrl: string | null;
+  /** Parsed JSON echoed on the call's v1 webhooks; null when none was given. */
+  metadata: unknown;
+  payload: JsonObject;
+  priority: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface V1CallChange {
+  callbackUrl?: string | null;
+  metadata?: unknown;
+  payload?: JsonObject;
+  priority?: number;
+}
+
+export interface V1Repo {
+  assistant(workspaceId: string, agentId: string): Promise<V1AssistantRecord | undefined>;
+  /** The v1 documents of these agents of the workspace (those that have one). */
+  assistants(workspaceId: string, agentIds: readonly string[]): Promise<V1AssistantRecord[]>;
+  /** Writes the assistant's document (a new one, or over the old one). */
+  putAssistant(input: { workspaceId: string; agentId: string; document: JsonObject }): Promise<void>;
+  /**
+   * Claims an update of the assistant: true, and `updated_at` moves to now, when its last update is at least
+   * `cooldownMs` old (or it has no document yet); false inside the cooldown. One conditional UPDATE, so two
+   * overlapping updates cannot both pass.
+   */
+  claimUpdate(workspaceId: string, agentId: string, cooldownMs: number): Promise<boolean>;
+  insertCall(record: Omit<V1CallRecord, 'createdAt' | 'updatedAt'>): Promise<V1CallRecord>;
+  call(workspaceId: string, callId: string): Promise<V1CallRecord | undefined>;
+  updateCall(workspaceId: string, callId: string, change: V1CallChange): Promise<V1CallRecord | undefined>;
+  /** The organization's private key as sealed by the first request that proved it. */
+  sealedPrivateKey(publicKey: string): Promise<{ workspaceId: string; sealed: string } | undefined>;
+  /** Stores the sealed private key once; a key already sealed stays as it is. */
+  sealPrivateKey(publicKey: string, sealed: string): Promise<void>;
+}

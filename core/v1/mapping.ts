@@ -1,0 +1,162 @@
+import type { AgentInput, AgentPatch, AgentSettings } from '../agents/types.ts';
+import { AGENT_LIMITS } from '../agents/types.ts';
+import { isoTime } from '../clock.ts';
+import { invalid } from '../errors.ts';
+import type { AssistantDocument } from './assistant.ts';
+import { compilePrompt, defaultFirstMessage, languageOf } from './variants.ts';
+
+/** Voices as the mapping needs them: known ids, and a default by language and gender. */
+export interface V1Voices {
+  get(id: string): { id: string; languages: readonly string[] } | undefined;
+  pick(language: string, gender: 'male' | 'female'): string | undefined;
+}
+
+/** The v1 Assistant as the API returns it (interface "Assistant (v1)"). */
+export type Assistant = { _id: string } & AssistantDocument & { createdAt: string };
+
+/**
+ * The FAQs given to the agent in its prompt, within what the prompt has room for: questions in the order the
+ * client wrote them until the budget is spent (see README "Knowledge base").
+ */
+export function knowledgeSection(doc: AssistantDocument, budgetChars: number): string {
+  const { faq, documents } = doc.knowledgeBase;
+  if (faq.length === 0 && documents.length === 0) return '';
+  const lines = ['Facts you may use to answer (say you will check if the answer is not here):'];
+  let used = lines[0]?.length ?? 0;
+  for (const item of faq) {
+    const line = `Q: ${item.question}\nA: ${item.answer}`;
+    if (used + line.length + 1 > budgetChars) break;
+    lines.push(line);
+    used += line.length + 1;
+  }
+  for (const document of documents) {
+    const line = `Reference document: ${document.title} (${document.url})`;
+    if (used + line.length + 1 > budgetChars) break;
+    lines.push(line);
+    used += line.length + 1;
+  }
+  return lines.length > 1 ? lines.join('\n') : '';
+}
+
+function systemPrompt(doc: AssistantDocument): string {
+  const base = compilePrompt(doc, '');
+  const room = AGENT_LIMITS.systemPromptChars - base.length - 2;
+  if (room < 0)
+    throw invalid(
+      'agent.systemPrompt',
+      `too long once the variant's brief is added (${-room} characters over)`,
+    );
+  return compilePrompt(doc, knowledgeSection(doc, room));
+}
+
+/**
+ * The v2 agent settings an assistant stands for, field by field (README "Legacy v1", "Assistant to agent"):
+ * name; the compiled prompt (identity, variant brief with its config, `agent.systemPrompt`, knowledge base);
+ * `firstMessage` (or the variant's opening); `endMessage` -> `end_call.message`; `identity.voice` (or a voice of
+ * the language and gender) -> `voice.voice_id`; `icpContext.language` -> `language`; `maxCallDuration` ->
+ * `max_duration_secs`; `analysisPlan` -> `analysis`; `archivedAt` -> `archived`.
+ */
+export function agentInputOf(doc: AssistantDocument, voices: V1Voices): AgentInput & AgentPatch {
+  const { language } = languageOf(doc.icpContext.language);
+  const voiceId = doc.agent.identity.voice || voices.pick(language, doc.agent.identity.gender);
+  if (doc.agent.identity.voice && !voices.get(doc.agent.identity.voice)) {
+    throw invalid('agent.identity.voice', `unknown voice "${doc.agent.identity.voice}"; see GET /v1/voices`);
+  }
+  const analysis = doc.analysisPlan;
+  const analysed = Boolean(analysis.summaryPlan || analysis.successCriteriaPlan);
+  return {
+    name: doc.name,
+    system_prompt: systemPrompt(doc),
+    first_message: doc.agent.firstMessage || defaultFirstMessage(doc),
+    language,
+    ...(voiceId ? { voice: { voice_id: voiceId, language } } : {}),
+    max_duration_secs: doc.callSettings.maxCallDuration,
+    end_call: { enabled: true, message: doc.agent.endMessage },
+    archived: doc.archivedAt !== null,
+    analysis: {
+      enabled: analysed,
+      ...(analysis.summaryPlan ? { summary_prompt: analysis.summaryPlan } : {}),
+      ...(analysis.successCriteriaPlan ? { success_criteria: analysis.successCriteriaPlan } : {}),
+    },
+  };
+}
+
+/**
+ * The assistant an agent is: its v1 document (or, for an agent made in v2, one derived from it), with the fields
+ * that meet a v2 setting read from the agent, so an edit made in v2 shows in v1.
+ */
+export function assistantOf(
+  agent: { id: string; settings: AgentSettings; createdAt: number },
+  doc: AssistantDocument | undefined,
+  voices: V1Voices,
+): Assistant {
+  const s = agent.settings;
+  const base = doc ?? derivedDocument(s);
+  const compiled = doc ? agentInputOf(doc, voices) : undefined;
+  // What the client left empty stays empty while the agent still has what the assistant compiled to.
+  const kept = <T>(written: T, compiledTo: T | undefined, now: T): T =>
+    compiled !== undefined && now === compiledTo ? written : now;
+  return {
+    _id: agent.id,
+    ...base,
+    name: s.name,
+    agent: {
+      ...base.agent,
+      identity: {
+        ...base.agent.identity,
+        voice: kept(base.agent.identity.voice, compiled?.voice?.voice_id, s.voice.voice_id),
+      },
+      firstMessage: kept(base.agent.firstMessage, compiled?.first_message, s.first_message),
+      systemPrompt: kept(base.agent.systemPrompt, compiled?.system_prompt, s.system_prompt),
+      endMessage: s.end_call.message,
+    },
+    icpContext: {
+      ...base.icpContext,
+      language: kept(base.icpContext.language, compiled?.language, s.language),
+    },
+    callSettings: { ...base.callSettings, maxCallDuration: s.max_duration_secs },
+    analysisPlan: {
+      ...base.analysisPlan,
+      summaryPlan: s.analysis.summary_prompt ?? '',
+      successCriteriaPlan: s.analysis.success_criteria ?? '',
+    },
+    archivedAt: s.archived ? (base.archivedAt ?? isoTime(agent.createdAt)) : null,
+    createdAt: isoTime(agent.createdAt),
+  };
+}
+
+/** An agent made in v2 read as an assistant: an order confirmation with the agent's own prompt. */
+function derivedDocument(s: AgentSettings): AssistantDocument {
+  return {
+    name: s.name,
+    variant: { type: 'order_confirmation', config: {} },
+    agent: {
+      identity: { name: '', gender: 'female', voice: s.voice.voice_id },
+      systemPrompt: s.system_prompt,
+      firstMessage: s.first_message,
+      endMessage: s.end_call.message,
+      tools: [],
+    },
+    telephony: { inbound: '', outbound: '' },
+    icpContext: { targetAgeGroups: [], locationTiers: [], language: s.language, targetAudience: [] },
+    callSettings: {
+      slots: [],
+      retryProtocol: {
+        maxAttemptsNoPickup: 0,
+        maxAttemptsLowEngagement: 0,
+        reAttemptPeriod: 0,
+        maxRescheduleCount: 0,
+      },
+      maxCallDuration: s.max_duration_secs,
+      concurrentCallCount: 1,
+    },
+    analysisPlan: {
+      successCriteriaPlan: s.analysis.success_criteria ?? '',
+      summaryPlan: s.analysis.summary_prompt ?? '',
+      callInsightPlan: {},
+    },
+    knowledgeBase: { documents: [], faq: [] },
+    archivedAt: null,
+    timezone: 'Asia/Kolkata',
+  };
+}
