@@ -67,6 +67,7 @@ export interface V1AssistantsTable {
   /** JSON: the v1 document as last written. */
   document: string;
   created_at: number;
+  /** When an update through v1 last started (the cooldown counts from it); 0 before the first. */
   updated_at: number;
 }
 

@@ -7,6 +7,7 @@ export interface V1AssistantRecord {
   /** The v1 document as last written: parsed JSON of no type until core/v1/assistant.ts decodes it. */
   document: unknown;
   createdAt: number;
+  /** When an update through v1 last started; 0 before the first. */
   updatedAt: number;
 }
 

@@ -55,7 +55,7 @@ const initiateBody = z
     assistant,
     callbackUrl: callbackUrl.optional(),
     payload: payload.optional(),
-    metadata,
+    metadata: metadata.optional(),
     priority: priority.optional(),
   })
   .strict();
@@ -64,7 +64,7 @@ const abortBody = z.object({ callId: z.string().min(1).max(64) }).strict();
 const updateBody = z
   .object({
     payload: payload.optional(),
-    metadata,
+    metadata: metadata.optional(),
     callbackUrl: callbackUrl.nullable().optional(),
     priority: priority.optional(),
   })

@@ -69,7 +69,8 @@ export class V1Store implements V1Repo {
         workspace_id: input.workspaceId,
         document,
         created_at: now,
-        updated_at: now,
+        // No update yet: creating an assistant does not start the update cooldown.
+        updated_at: 0,
       })
       .execute();
   }

@@ -1,0 +1,474 @@
+/**
+ * The legacy v1 product over real HTTP, addressed by its host: keys and workspace, v1 bodies and errors (never
+ * v2's, and v2 never v1's), assistants with every field round-tripping and read as v2 agents, the update
+ * cooldown, the variants' prompts, calls placed, updated and aborted (api role: they stay queued), archiving,
+ * the voice gallery, the routes not built yet, and `/v1/openapi.json`.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Clock } from '../../core/clock.ts';
+import { provisionWorkspace } from '../../core/workspaces/provision.ts';
+import { client, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { hostRequest, V1_HOST, type V1Keys, v1Client } from './support.ts';
+
+type Assistant = Record<string, unknown> & { _id: string };
+
+/** Every field of the Assistant table, with values of the kinds the interface shows. */
+const FULL_ASSISTANT = {
+  name: 'Cart recovery',
+  variant: {
+    type: 'abandoned_cart',
+    config: {
+      inputSchema: [
+        {
+          name: 'customer',
+          type: 'object',
+          isRequired: true,
+          fields: [{ name: 'name', type: 'string', isRequired: true }],
+        },
+      ],
+      variableSchema: { properties: { customerName: { type: 'string' } }, required: ['customerName'] },
+      abandoned_cart: {
+        paymentPlan: { mode: 'both', additionalFee: { cod: 49 } },
+        supportContacts: { phoneNumber: '+911800123456', email: 'help@shop.example' },
+      },
+    },
+  },
+  agent: {
+    identity: { name: 'Rahul', gender: 'male', voice: 'local-hi-male' },
+    systemPrompt: 'The shop is Kurta Kart; mention free shipping above ₹999.',
+    firstMessage: 'Namaste {{customerName}}, Kurta Kart se Rahul bol raha hoon.',
+    endMessage: 'Dhanyavaad, aapka din shubh ho!',
+    tools: [{ integration_id: 'shopify-1', tools: ['get_order', 'create_checkout_link'] }],
+  },
+  telephony: { inbound: 'pn_inbound_1', outbound: 'pn_outbound_1' },
+  icpContext: {
+    targetAgeGroups: ['gen_z'],
+    locationTiers: ['metro_urban'],
+    language: 'hinglish',
+    targetAudience: ['male'],
+  },
+  callSettings: {
+    slots: [
+      { startTime: '10:00', endTime: '13:00' },
+      { startTime: '17:30', endTime: '20:00' },
+    ],
+    retryProtocol: {
+      maxAttemptsNoPickup: 3,
+      maxAttemptsLowEngagement: 1,
+      reAttemptPeriod: 120,
+      maxRescheduleCount: 2,
+    },
+    maxCallDuration: 240,
+    concurrentCallCount: 3,
+  },
+  analysisPlan: {
+    successCriteriaPlan: 'The customer completed checkout or asked for the link.',
+    summaryPlan: 'Summarise why the cart was abandoned.',
+    callInsightPlan: { reasons: ['price', 'delivery', 'payment'] },
+  },
+  knowledgeBase: {
+    documents: [{ url: 'https://shop.example/returns.pdf', title: 'Returns policy', type: 'pdf' }],
+    faq: [{ question: 'Is COD available?', answer: 'Yes, with a ₹49 fee.' }],
+  },
+  timezone: 'Asia/Kolkata',
+};
+
+describe('legacy v1 API (sqlite+memory)', () => {
+  let p: TestPlatform;
+  let keys: V1Keys;
+  let v1: ReturnType<typeof v1Client>;
+  let v2: ReturnType<typeof client>;
+  let offsetMs = 0;
+  const clock: Clock = { now: () => Date.now() + offsetMs };
+
+  before(async () => {
+    p = await startTestPlatform({ name: 'sqlite+memory' }, { env: { V1_HOST }, clock });
+    const workspace = await provisionWorkspace(p.platform.store, {
+      name: 'Shop',
+      mode: 'sandbox',
+      balancePaise: 50_000,
+    });
+    keys = workspace.v1;
+    v1 = v1Client(p.url, keys);
+    v2 = client(p.url, workspace.api_key);
+  });
+  after(() => p.close());
+
+  const create = async (body: Record<string, unknown>) => {
+    const r = await v1<{ status_code: number; message: string; data: Assistant }>(
+      'POST',
+      '/v1/admin/assistant/create',
+      { body },
+    );
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.body.status_code, 201);
+    return r.body.data;
+  };
+
+  test('keys: missing or wrong 401, another workspace 403, in the v1 error body', async () => {
+    const bare = await hostRequest(p.url, 'GET', '/v1/admin/assistant/list', { host: V1_HOST });
+    assert.equal(bare.status, 401);
+    assert.deepEqual(Object.keys(bare.body).sort(), ['code', 'message']);
+    assert.equal(bare.body.code, 401);
+    const wrong = await v1('GET', '/v1/admin/assistant/list', {
+      headers: { 'x-private-key': `sk_v1_${'0'.repeat(48)}` },
+    });
+    assert.deepEqual([wrong.status, wrong.body.code], [401, 401]);
+    const other = await v1('GET', '/v1/admin/assistant/list', { headers: { workspace: 'ws_someone_else' } });
+    assert.deepEqual([other.status, other.body.code], [403, 403]);
+    // Without `workspace`, the keys' own workspace.
+    const own = await v1Client(p.url, keys, { workspace: false })('GET', '/v1/admin/assistant/list');
+    assert.equal(own.status, 200, own.text);
+  });
+
+  test("v1 and v2 on one server never answer in each other's shapes", async () => {
+    const v1Missing = await v1('GET', '/v1/admin/assistant/get/agt_01HZZZZZZZZZZZZZZZZZZZZZZZ');
+    assert.deepEqual(v1Missing.body, { code: 404, message: v1Missing.body.message });
+    const v1Unknown = await v1('GET', '/v2/agents');
+    assert.equal(v1Unknown.status, 404, 'v2 routes are not served on the v1 host');
+    assert.equal(v1Unknown.body.code, 404);
+    assert.equal(v1Unknown.body.error, undefined);
+    const v1Malformed = await v1('POST', '/v1/admin/assistant/create', { rawBody: '{"name":' });
+    assert.deepEqual([v1Malformed.status, v1Malformed.body.code], [400, 400]);
+
+    const v2Unauthorized = await hostRequest(p.url, 'GET', '/v2/agents');
+    assert.equal(v2Unauthorized.status, 401);
+    assert.deepEqual(Object.keys(v2Unauthorized.body), ['error']);
+    const v2OnV1Path = await hostRequest(p.url, 'POST', '/v2/call/initiate', {
+      headers: { authorization: `Bearer ${p.apiKey}` },
+      body: {},
+    });
+    assert.equal(v2OnV1Path.status, 404, 'v1 call routes are not served on the v2 host');
+    assert.equal((v2OnV1Path.body.error as { code: string }).code, 'not_found');
+    // v1 keys mean nothing to v2, a v2 key nothing to v1.
+    const v2WithV1Keys = await hostRequest(p.url, 'GET', '/v2/agents', {
+      headers: { 'x-public-key': keys.public_key, 'x-private-key': keys.private_key },
+    });
+    assert.equal((v2WithV1Keys.body.error as { code: string }).code, 'unauthorized');
+    const v1WithV2Key = await hostRequest(p.url, 'GET', '/v1/admin/assistant/list', {
+      host: V1_HOST,
+      headers: { authorization: `Bearer ${p.apiKey}` },
+    });
+    assert.deepEqual([v1WithV2Key.status, v1WithV2Key.body.code], [401, 401]);
+  });
+
+  test('every Assistant field round-trips through create, get and list', async () => {
+    const created = await create(FULL_ASSISTANT);
+    assert.match(created._id, /^agt_/);
+    const { _id, createdAt, archivedAt, ...fields } = created;
+    assert.deepEqual(fields, FULL_ASSISTANT);
+    assert.equal(archivedAt, null);
+    assert.ok(!Number.isNaN(Date.parse(String(createdAt))));
+
+    const got = await v1<{ status_code: number; message: string; data: Assistant }>(
+      'GET',
+      `/v1/admin/assistant/get/${_id}`,
+    );
+    assert.equal(got.status, 200);
+    assert.equal(got.body.status_code, 200);
+    assert.deepEqual(got.body.data, created);
+
+    const list = await v1<{ message: string; data: Assistant[] }>('GET', '/v1/admin/assistant/list');
+    assert.equal(list.status, 200);
+    assert.deepEqual(Object.keys(list.body).sort(), ['data', 'message']);
+    assert.deepEqual(
+      list.body.data.find((a) => a._id === _id),
+      created,
+    );
+  });
+
+  test('an assistant is a v2 agent: prompt, messages, voice, duration, analysis; and a v2 agent is an assistant', async () => {
+    const created = await create(FULL_ASSISTANT);
+    const agent = await v2<Record<string, unknown>>('GET', `/v2/agents/${created._id}`);
+    assert.equal(agent.status, 200, agent.text);
+    assert.equal(agent.body.name, 'Cart recovery');
+    assert.equal(agent.body.first_message, FULL_ASSISTANT.agent.firstMessage);
+    assert.deepEqual(agent.body.voice, { voice_id: 'local-hi-male', language: 'hi-IN' });
+    assert.equal(agent.body.language, 'hi-IN');
+    assert.equal(agent.body.max_duration_secs, 240);
+    assert.equal((agent.body.end_call as { message: string }).message, FULL_ASSISTANT.agent.endMessage);
+    assert.deepEqual(agent.body.analysis, {
+      enabled: true,
+      summary_prompt: FULL_ASSISTANT.analysisPlan.summaryPlan,
+      success_criteria: FULL_ASSISTANT.analysisPlan.successCriteriaPlan,
+    });
+    const prompt = String(agent.body.system_prompt);
+    for (const part of [
+      'Rahul',
+      'Hinglish',
+      'abandoned cart',
+      '₹49',
+      '+911800123456',
+      'Kurta Kart',
+      'Is COD available?',
+    ])
+      assert.ok(prompt.includes(part), `the prompt has "${part}": ${prompt}`);
+
+    // An edit in v2 shows in v1 where the fields meet; the v1-only fields stay.
+    const patched = await v2('PATCH', `/v2/agents/${created._id}`, {
+      body: { name: 'Cart recovery 2', max_duration_secs: 600 },
+    });
+    assert.equal(patched.status, 200, patched.text);
+    const read = await v1<{ data: Assistant }>('GET', `/v1/admin/assistant/get/${created._id}`);
+    assert.equal(read.body.data.name, 'Cart recovery 2');
+    assert.equal((read.body.data.callSettings as { maxCallDuration: number }).maxCallDuration, 600);
+    assert.deepEqual(read.body.data.icpContext, FULL_ASSISTANT.icpContext);
+    assert.deepEqual(read.body.data.variant, FULL_ASSISTANT.variant);
+
+    const made = await v2<{ id: string }>('POST', '/v2/agents', {
+      body: { name: 'Made in v2', system_prompt: 'Help.', first_message: 'Hello!', max_duration_secs: 90 },
+    });
+    const asAssistant = await v1<{ data: Assistant }>('GET', `/v1/admin/assistant/get/${made.body.id}`);
+    assert.equal(asAssistant.status, 200, asAssistant.text);
+    assert.equal(asAssistant.body.data.name, 'Made in v2');
+    assert.deepEqual(
+      [
+        (asAssistant.body.data.agent as { firstMessage: string }).firstMessage,
+        (asAssistant.body.data.agent as { systemPrompt: string }).systemPrompt,
+      ],
+      ['Hello!', 'Help.'],
+    );
+  });
+
+  test('updates merge, and a second update inside the 30 s cooldown is a 429 naming the wait', async () => {
+    const created = await create({ name: 'Confirm', variant: { type: 'order_confirmation' } });
+    const first = await v1<{ data: Assistant }>('PUT', `/v1/admin/assistant/update/${created._id}`, {
+      body: { name: 'Confirm orders', agent: { endMessage: 'Thank you!' } },
+    });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.data.name, 'Confirm orders');
+    assert.equal((first.body.data.agent as { endMessage: string }).endMessage, 'Thank you!');
+    const second = await v1('PUT', `/v1/admin/assistant/update/${created._id}`, { body: { name: 'Again' } });
+    assert.equal(second.status, 429);
+    assert.equal(second.body.code, 429);
+    assert.match(String(second.body.message), /retry in \d+ seconds/);
+    assert.ok(Number(second.headers['retry-after']) >= 1);
+    offsetMs += 30_000;
+    const later = await v1<{ data: Assistant }>('PUT', `/v1/admin/assistant/update/${created._id}`, {
+      body: { name: 'Again' },
+    });
+    assert.equal(later.status, 200, later.text);
+    assert.equal(later.body.data.name, 'Again');
+    assert.equal((later.body.data.agent as { endMessage: string }).endMessage, 'Thank you!');
+  });
+
+  test('bad input is a 400 naming the field; an unknown assistant a 404', async () => {
+    const badVariant = await v1('POST', '/v1/admin/assistant/create', {
+      body: { name: 'X', variant: { type: 'refund' } },
+    });
+    assert.deepEqual([badVariant.status, badVariant.body.code], [400, 400]);
+    assert.match(String(badVariant.body.message), /variant\.type/);
+    const badSlot = await v1('POST', '/v1/admin/assistant/create', {
+      body: {
+        name: 'X',
+        variant: { type: 'ndr_followup' },
+        callSettings: { slots: [{ startTime: '25:00', endTime: '10:00' }] },
+      },
+    });
+    assert.match(String(badSlot.body.message), /callSettings\.slots\[0\]\.startTime/);
+    const badVoice = await v1('POST', '/v1/admin/assistant/create', {
+      body: { name: 'X', variant: { type: 'ndr_followup' }, agent: { identity: { voice: 'nobody' } } },
+    });
+    assert.match(String(badVoice.body.message), /agent\.identity\.voice/);
+    const missing = await v1('PUT', '/v1/admin/assistant/update/agt_01HZZZZZZZZZZZZZZZZZZZZZZZ', {
+      body: { name: 'Y' },
+    });
+    assert.deepEqual([missing.status, missing.body.code], [404, 404]);
+  });
+
+  test("each variant's config is in its prompt", async () => {
+    const support = { phoneNumber: '+911800999888', email: 'care@shop.example' };
+    const cases: Array<[Record<string, unknown>, string[]]> = [
+      [
+        {
+          type: 'abandoned_cart',
+          config: { abandoned_cart: { paymentPlan: { mode: 'online' }, supportContacts: support } },
+        },
+        ['online only', '+911800999888'],
+      ],
+      [
+        {
+          type: 'cod_to_prepaid',
+          config: { cod_to_prepaid: { paymentLinkValidity: 30, codFee: 40, supportContacts: support } },
+        },
+        ['valid for 30 minutes', '₹40', 'care@shop.example'],
+      ],
+      [
+        {
+          type: 'address_verification',
+          config: { address_verification: { minDays: 2, maxDays: 5, supportContacts: support } },
+        },
+        ['2 to 5 days', '{{pincode}}'],
+      ],
+      [
+        { type: 'order_confirmation', config: { order_confirmation: { supportContacts: support } } },
+        ['confirm a new order', '+911800999888'],
+      ],
+      [
+        {
+          type: 'ndr_followup',
+          config: { ndr_followup: { maxRescheduleDays: 3, webhookToken: 'tok_1', supportContacts: support } },
+        },
+        ['next 3 days', '{{ndrReason}}'],
+      ],
+    ];
+    for (const [variant, parts] of cases) {
+      const assistant = await create({ name: `V ${String(variant.type)}`, variant });
+      const agent = await v2<{ system_prompt: string; first_message: string }>(
+        'GET',
+        `/v2/agents/${assistant._id}`,
+      );
+      for (const part of parts)
+        assert.ok(
+          agent.body.system_prompt.includes(part),
+          `${String(variant.type)}: "${part}" in ${agent.body.system_prompt}`,
+        );
+      assert.match(agent.body.first_message, /\{\{customerName\}\}/);
+      assert.equal(
+        (assistant.agent as { firstMessage: string }).firstMessage,
+        '',
+        'what was not written reads back empty',
+      );
+    }
+    const hinglish = await create({
+      name: 'NDR hinglish',
+      variant: { type: 'ndr_followup', config: { ndr_followup: { maxRescheduleDays: 4 } } },
+      icpContext: { language: 'hinglish' },
+    });
+    const agent = await v2<{ system_prompt: string; language: string }>('GET', `/v2/agents/${hinglish._id}`);
+    assert.match(agent.body.system_prompt, /Agle 4 din ke andar/);
+    assert.equal(agent.body.language, 'hi-IN');
+  });
+
+  test('calls: initiate answers 200 with callId and status; update and abort a queued call; a v2 call underneath', async () => {
+    const assistant = await create({ name: 'Caller', variant: { type: 'order_confirmation' } });
+    const initiated = await v1<{
+      status_code: number;
+      callId: string;
+      status: string;
+      data: { callId: string; status: string };
+    }>('POST', '/v2/call/initiate', {
+      body: {
+        phoneNumber: '+919876543219',
+        assistant: assistant._id,
+        callbackUrl: 'https://hooks.shop.example/v1',
+        payload: { customerName: 'Ravi', orderId: 'KK-1001', items: [{ sku: 'K1' }] },
+        metadata: { crmId: 42 },
+        priority: 5,
+      },
+    });
+    assert.equal(initiated.status, 200, initiated.text);
+    assert.match(initiated.body.callId, /^call_/);
+    assert.equal(initiated.body.status, 'initiate');
+    assert.deepEqual(initiated.body.data, { callId: initiated.body.callId, status: 'initiate' });
+    const callId = initiated.body.callId;
+    const asV2 = await v2<{ status: string; agent_id: string; to: string }>('GET', `/v2/calls/${callId}`);
+    assert.deepEqual(
+      [asV2.body.status, asV2.body.agent_id, asV2.body.to],
+      ['queued', assistant._id, '+919876543219'],
+    );
+    const wallet = await v2<{ held_inr: number }>('GET', '/v2/wallet');
+    assert.ok(wallet.body.held_inr > 0, 'the wallet holds the worst case, as for any call');
+
+    const updated = await v1('PUT', `/v2/call/${callId}`, {
+      body: { payload: { customerName: 'Ravi K' }, priority: 9 },
+    });
+    assert.equal(updated.status, 200, updated.text);
+    const aborted = await v1<{ status: string }>('POST', '/v2/call/abort', { body: { callId } });
+    assert.equal(aborted.status, 200, aborted.text);
+    assert.equal(aborted.body.status, 'aborted');
+    const again = await v1('POST', '/v2/call/abort', { body: { callId } });
+    assert.deepEqual([again.status, again.body.code], [400, 400]);
+    const late = await v1('PUT', `/v2/call/${callId}`, { body: { priority: 1 } });
+    assert.deepEqual([late.status, late.body.code], [400, 400]);
+    const unknown = await v1('POST', '/v2/call/abort', {
+      body: { callId: 'call_01HZZZZZZZZZZZZZZZZZZZZZZZ' },
+    });
+    assert.deepEqual([unknown.status, unknown.body.code], [404, 404]);
+    const badNumber = await v1('POST', '/v2/call/initiate', {
+      body: { phoneNumber: '98765', assistant: assistant._id },
+    });
+    assert.match(String(badNumber.body.message), /phoneNumber/);
+    const web = await v1('POST', '/v2/call/web', { body: { assistant: assistant._id } });
+    assert.equal(web.status, 501, 'this deployment runs no media gateway');
+    assert.equal(web.body.code, 501);
+  });
+
+  test('organization archiving archives its assistants and refuses their calls', async () => {
+    const assistant = await create({ name: 'To archive', variant: { type: 'order_confirmation' } });
+    const archived = await v1<{ data: { assistants: number } }>('POST', '/v1/admin/organization/archive');
+    assert.equal(archived.status, 200, archived.text);
+    assert.ok(archived.body.data.assistants >= 1);
+    const read = await v1<{ data: Assistant }>('GET', `/v1/admin/assistant/get/${assistant._id}`);
+    assert.ok(typeof read.body.data.archivedAt === 'string');
+    const refused = await v1('POST', '/v2/call/initiate', {
+      body: { phoneNumber: '+919876543219', assistant: assistant._id },
+    });
+    assert.deepEqual([refused.status, refused.body.code], [400, 400]);
+    assert.match(String(refused.body.message), /archived/);
+    const restored = await v1('POST', '/v1/admin/organization/unarchive');
+    assert.equal(restored.status, 200);
+    const back = await v1<{ data: Assistant }>('GET', `/v1/admin/assistant/get/${assistant._id}`);
+    assert.equal(back.body.data.archivedAt, null);
+  });
+
+  test('voice gallery, routes not live yet (501), and the v1 OpenAPI document', async () => {
+    const gallery = await v1<{ data: Array<{ voiceId: string; gender: string }> }>(
+      'GET',
+      '/v1/admin/voice-gallery/list',
+    );
+    assert.equal(gallery.status, 200);
+    assert.ok(gallery.body.data.some((v) => v.voiceId === 'local-hi-male' && v.gender === 'male'));
+    for (const [method, path] of [
+      ['POST', '/v2/workspace/onboard/custom'],
+      ['GET', '/v1/admin/number-pool/list'],
+      ['GET', '/v1/admin/tools/list'],
+      ['POST', '/v1/admin/knowledge-base/upload'],
+    ] as const) {
+      const r = await v1(method, path, method === 'POST' ? { body: {} } : {});
+      assert.deepEqual([r.status, r.body.code], [501, 501], `${method} ${path}`);
+    }
+    const doc = await hostRequest<{ openapi: string; paths: Record<string, unknown> }>(
+      p.url,
+      'GET',
+      '/v1/openapi.json',
+      { host: V1_HOST },
+    );
+    assert.equal(doc.status, 200);
+    assert.equal(doc.body.openapi, '3.1.0');
+    for (const path of [
+      '/v1/admin/assistant/list',
+      '/v1/admin/assistant/get/{assistantId}',
+      '/v2/call/initiate',
+      '/v2/call/{callId}',
+    ])
+      assert.ok(path in doc.body.paths, path);
+  });
+});
+
+describe('legacy v1 rate limit (sqlite+memory)', () => {
+  test('over the rate, 429 in the v1 body with Retry-After', async () => {
+    const p = await startTestPlatform(
+      { name: 'sqlite+memory' },
+      { env: { V1_HOST, API_RATE_PER_SEC: '1', API_RATE_BURST: '2' } },
+    );
+    try {
+      const workspace = await provisionWorkspace(p.platform.store, {
+        name: 'Rate',
+        mode: 'sandbox',
+        balancePaise: 0,
+      });
+      const v1 = v1Client(p.url, workspace.v1);
+      const answers = [];
+      for (let i = 0; i < 4; i += 1) answers.push(await v1('GET', '/v1/admin/assistant/list'));
+      const limited = answers.find((r) => r.status === 429);
+      assert.ok(limited, `statuses ${answers.map((r) => r.status).join(',')}`);
+      assert.deepEqual(Object.keys(limited.body).sort(), ['code', 'message']);
+      assert.equal(limited.body.code, 429);
+      assert.ok(Number(limited.headers['retry-after']) >= 1);
+    } finally {
+      await p.close();
+    }
+  });
+});
