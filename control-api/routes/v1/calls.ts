@@ -86,36 +86,101 @@ const answer = (call: CallRecord, message: string) => {
   return { message, data, extra: data };
 };
 
+type PlaceBody = z.output<typeof webBody> & { phoneNumber?: string };
+type UpdateBody = z.output<typeof updateBody>;
+
+/** The v1 call routes' work, one method per route. */
+class V1CallHandlers {
+  private readonly wakeDialers: () => void;
+  private readonly wakeDispatcher: () => void;
+  private readonly clock: Clock;
+
+  constructor(private readonly deps: V1CallRouteDeps) {
+    this.wakeDialers = announceQueued(deps.coord);
+    this.wakeDispatcher = announceThrough(deps.coord);
+    this.clock = deps.clock ?? systemClock;
+  }
+
+  async place(auth: V1Auth, body: PlaceBody, channel: 'phone' | 'web'): Promise<CallRecord> {
+    const { call, deliverable } = await this.deps.calls.initiate({
+      workspaceId: auth.workspaceId,
+      publicKey: auth.publicKey,
+      assistantId: body.assistant,
+      channel,
+      phoneNumber: body.phoneNumber ?? null,
+      callbackUrl: publicTarget(body.callbackUrl, this.deps.allowPrivateWebhooks),
+      payload: body.payload ?? {},
+      metadata: body.metadata ?? null,
+      priority: body.priority ?? 0,
+    });
+    this.wakeDialers();
+    if (deliverable) this.wakeDispatcher();
+    return call;
+  }
+
+  /** A browser call, and what the browser joins it with (as v2 web calls). */
+  async web(auth: V1Auth, body: PlaceBody) {
+    const gatewayUrl = this.deps.gatewayUrl();
+    if (!gatewayUrl) {
+      throw new ApiError(
+        'not_implemented',
+        'web calls need a media gateway: set PUBLIC_GATEWAY_URL on the API nodes',
+      );
+    }
+    const call = await this.place(auth, body, 'web');
+    const expiresAt = webJoinDeadline(call, this.deps.webCallJoinMs);
+    const token = this.deps.streamTokens.mint(call.id, 'web', Math.max(1, expiresAt - this.clock.now()));
+    const base = gatewayUrl.replace(/\/+$/, '');
+    const query = `call_id=${call.id}&token=${encodeURIComponent(token)}&autostart=1`;
+    const web = {
+      url: `${base}/web/${call.id}?token=${encodeURIComponent(token)}`,
+      token,
+      expiresAt: isoTime(expiresAt),
+      pageUrl: `${base.replace(/^ws/, 'http')}/web/static/index.html?${query}`,
+    };
+    const answered = answer(call, 'web call created');
+    return { ...answered, data: { ...answered.data, web } };
+  }
+
+  async abort(auth: V1Auth, callId: string) {
+    const { call, hangUp } = await this.deps.calls.abort(auth.workspaceId, callId);
+    if (hangUp) {
+      await sendCallCommand(this.deps.coord, {
+        type: 'hangup',
+        workspaceId: call.workspaceId,
+        callId: call.id,
+        carrier: call.carrier,
+        carrierCallId: call.carrierCallId,
+      }).catch((error: unknown) => {
+        if (!isCoordinatorUnavailable(error)) throw error;
+      });
+    }
+    return answer(call, 'call aborted');
+  }
+
+  async update(auth: V1Auth, callId: string, body: UpdateBody) {
+    const target =
+      body.callbackUrl === undefined || body.callbackUrl === null
+        ? body.callbackUrl
+        : publicTarget(body.callbackUrl, this.deps.allowPrivateWebhooks);
+    const { call, deliverable } = await this.deps.calls.update(auth.workspaceId, callId, {
+      ...(body.payload !== undefined ? { payload: body.payload } : {}),
+      ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
+      ...(target !== undefined ? { callbackUrl: target } : {}),
+      ...(body.priority !== undefined ? { priority: body.priority } : {}),
+    });
+    if (deliverable) this.wakeDispatcher();
+    return answer(call, 'call updated');
+  }
+}
+
 /** `POST /v2/call/initiate`, `/v2/call/web`, `/v2/call/abort`, `PUT /v2/call/{callId}` on the v1 host. */
 export function registerV1CallRoutes(
   app: FastifyInstance,
   registry: V1Registry,
   deps: V1CallRouteDeps,
 ): void {
-  const wakeDialers = announceQueued(deps.coord);
-  const wakeDispatcher = announceThrough(deps.coord);
-  const clock = deps.clock ?? systemClock;
-  const place = async (
-    auth: V1Auth,
-    body: z.output<typeof webBody> & { phoneNumber?: string },
-    channel: 'phone' | 'web',
-  ) => {
-    const { call, deliverable } = await deps.calls.initiate({
-      workspaceId: auth.workspaceId,
-      publicKey: auth.publicKey,
-      assistantId: body.assistant,
-      channel,
-      phoneNumber: body.phoneNumber ?? null,
-      callbackUrl: publicTarget(body.callbackUrl, deps.allowPrivateWebhooks),
-      payload: body.payload ?? {},
-      metadata: body.metadata ?? null,
-      priority: body.priority ?? 0,
-    });
-    wakeDialers();
-    if (deliverable) wakeDispatcher();
-    return call;
-  };
-
+  const handlers = new V1CallHandlers(deps);
   v1Route(app, registry, {
     method: 'POST',
     url: '/v2/call/initiate',
@@ -125,9 +190,8 @@ export function registerV1CallRoutes(
     tag,
     body: initiateBody,
     data: callData,
-    handler: async ({ auth, body }) => answer(await place(auth, body, 'phone'), 'call initiated'),
+    handler: async ({ auth, body }) => answer(await handlers.place(auth, body, 'phone'), 'call initiated'),
   });
-
   v1Route(app, registry, {
     method: 'POST',
     url: '/v2/call/web',
@@ -139,30 +203,8 @@ export function registerV1CallRoutes(
     data: callData.extend({
       web: z.object({ url: z.string(), token: z.string(), expiresAt: z.string(), pageUrl: z.string() }),
     }),
-    handler: async ({ auth, body }) => {
-      const gatewayUrl = deps.gatewayUrl();
-      if (!gatewayUrl) {
-        throw new ApiError(
-          'not_implemented',
-          'web calls need a media gateway: set PUBLIC_GATEWAY_URL on the API nodes',
-        );
-      }
-      const call = await place(auth, body, 'web');
-      const expiresAt = webJoinDeadline(call, deps.webCallJoinMs);
-      const token = deps.streamTokens.mint(call.id, 'web', Math.max(1, expiresAt - clock.now()));
-      const base = gatewayUrl.replace(/\/+$/, '');
-      const query = `call_id=${call.id}&token=${encodeURIComponent(token)}&autostart=1`;
-      const web = {
-        url: `${base}/web/${call.id}?token=${encodeURIComponent(token)}`,
-        token,
-        expiresAt: isoTime(expiresAt),
-        pageUrl: `${base.replace(/^ws/, 'http')}/web/static/index.html?${query}`,
-      };
-      const base1 = answer(call, 'web call created');
-      return { ...base1, data: { ...base1.data, web } };
-    },
+    handler: ({ auth, body }) => handlers.web(auth, body),
   });
-
   v1Route(app, registry, {
     method: 'POST',
     url: '/v2/call/abort',
@@ -171,23 +213,8 @@ export function registerV1CallRoutes(
     tag,
     body: abortBody,
     data: callData,
-    handler: async ({ auth, body }) => {
-      const { call, hangUp } = await deps.calls.abort(auth.workspaceId, body.callId);
-      if (hangUp) {
-        await sendCallCommand(deps.coord, {
-          type: 'hangup',
-          workspaceId: call.workspaceId,
-          callId: call.id,
-          carrier: call.carrier,
-          carrierCallId: call.carrierCallId,
-        }).catch((error: unknown) => {
-          if (!isCoordinatorUnavailable(error)) throw error;
-        });
-      }
-      return answer(call, 'call aborted');
-    },
+    handler: ({ auth, body }) => handlers.abort(auth, body.callId),
   });
-
   v1Route(app, registry, {
     method: 'PUT',
     url: '/v2/call/:callId',
@@ -198,20 +225,6 @@ export function registerV1CallRoutes(
     params: z.object({ callId: z.string().min(1).max(64) }).strict(),
     body: updateBody,
     data: callData,
-    handler: async ({ auth, params, body }) => {
-      const { call, deliverable } = await deps.calls.update(auth.workspaceId, params.callId, {
-        ...(body.payload !== undefined ? { payload: body.payload } : {}),
-        ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
-        ...(body.callbackUrl !== undefined
-          ? {
-              callbackUrl:
-                body.callbackUrl === null ? null : publicTarget(body.callbackUrl, deps.allowPrivateWebhooks),
-            }
-          : {}),
-        ...(body.priority !== undefined ? { priority: body.priority } : {}),
-      });
-      if (deliverable) wakeDispatcher();
-      return answer(call, 'call updated');
-    },
+    handler: ({ auth, params, body }) => handlers.update(auth, params.callId, body),
   });
 }

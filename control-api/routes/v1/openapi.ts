@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { V1Registry } from './http.ts';
+import type { V1RegisteredRoute, V1Registry } from './http.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -18,61 +18,63 @@ const ERROR_STATUSES: Record<string, string> = {
   '500': 'Internal error; retry with backoff',
 };
 
+const errorBody = { content: { 'application/json': { schema: { $ref: '#/components/schemas/V1Error' } } } };
+
+function responsesOf(route: V1RegisteredRoute): Record<string, JsonSchema> {
+  const success = route.bare
+    ? z.object({ message: z.string(), data: route.data ?? z.unknown() })
+    : z.object({ status_code: z.number().int(), message: z.string(), data: route.data ?? z.unknown() });
+  const responses: Record<string, JsonSchema> =
+    route.status === 501
+      ? { '501': { description: 'Not live yet', ...errorBody } }
+      : {
+          [String(route.status)]: {
+            description: 'Success',
+            content: { 'application/json': { schema: toSchema(success, 'output') } },
+          },
+        };
+  for (const [status, description] of Object.entries(ERROR_STATUSES)) {
+    if (!route.auth && (status === '401' || status === '403')) continue;
+    responses[status] = { description, ...errorBody };
+  }
+  return responses;
+}
+
+function parametersOf(route: V1RegisteredRoute): JsonSchema[] {
+  const params = route.params ? toSchema(route.params, 'input') : undefined;
+  return [
+    ...Object.entries((params?.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema,
+    })),
+    ...(route.auth
+      ? [
+          {
+            name: 'workspace',
+            in: 'header',
+            required: false,
+            schema: { type: 'string' },
+            description: "The workspace addressed; the keys' own when left out",
+          },
+        ]
+      : []),
+  ];
+}
+
 /** The legacy v1 product's own OpenAPI 3.1 document (`GET /v1/openapi.json` on the v1 host). */
 export function buildV1OpenApi(registry: V1Registry): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of registry.routes) {
     const path = route.url.replace(/:([A-Za-z_]+)/g, '{$1}');
-    const success = route.bare
-      ? z.object({ message: z.string(), data: route.data ?? z.unknown() })
-      : z.object({ status_code: z.number().int(), message: z.string(), data: route.data ?? z.unknown() });
-    const responses: Record<string, JsonSchema> =
-      route.status === 501
-        ? {
-            '501': {
-              description: 'Not live yet',
-              content: { 'application/json': { schema: { $ref: '#/components/schemas/V1Error' } } },
-            },
-          }
-        : {
-            [String(route.status)]: {
-              description: 'Success',
-              content: { 'application/json': { schema: toSchema(success, 'output') } },
-            },
-          };
-    for (const [status, description] of Object.entries(ERROR_STATUSES)) {
-      if (!route.auth && (status === '401' || status === '403')) continue;
-      responses[status] = {
-        description,
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/V1Error' } } },
-      };
-    }
-    const params = route.params ? toSchema(route.params, 'input') : undefined;
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = {
       operationId: route.operationId,
       summary: route.summary,
       tags: [route.tag],
       ...(route.auth ? {} : { security: [] }),
-      parameters: [
-        ...Object.entries((params?.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => ({
-          name,
-          in: 'path',
-          required: true,
-          schema,
-        })),
-        ...(route.auth
-          ? [
-              {
-                name: 'workspace',
-                in: 'header',
-                required: false,
-                schema: { type: 'string' },
-                description: "The workspace addressed; the keys' own when left out",
-              },
-            ]
-          : []),
-      ],
+      parameters: parametersOf(route),
       ...(route.body
         ? {
             requestBody: {
@@ -81,7 +83,7 @@ export function buildV1OpenApi(registry: V1Registry): JsonSchema {
             },
           }
         : {}),
-      responses,
+      responses: responsesOf(route),
     };
   }
   return {
