@@ -5,10 +5,11 @@
  * the voice gallery, the routes not built yet, and `/v1/openapi.json`.
  */
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Clock } from '../../core/clock.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
-import { client, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { backends, client, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { hostRequest, V1_HOST, type V1Keys, v1Client } from './support.ts';
 
 type Assistant = Record<string, unknown> & { _id: string };
@@ -447,11 +448,21 @@ describe('legacy v1 API (sqlite+memory)', () => {
   });
 });
 
-describe('legacy v1 rate limit (sqlite+memory)', () => {
-  test('over the rate, 429 in the v1 body with Retry-After', async () => {
+/** A port nothing listens on, for `V1_PORT`. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('legacy v1 on its own port, and its rate limit (sqlite+memory)', () => {
+  test('V1_PORT serves v1 whatever the Host; over the rate, 429 in the v1 body with Retry-After', async () => {
+    const port = await freePort();
     const p = await startTestPlatform(
       { name: 'sqlite+memory' },
-      { env: { V1_HOST, API_RATE_PER_SEC: '1', API_RATE_BURST: '2' } },
+      { env: { V1_PORT: String(port), API_RATE_PER_SEC: '1', API_RATE_BURST: '3' } },
     );
     try {
       const workspace = await provisionWorkspace(p.platform.store, {
@@ -459,9 +470,16 @@ describe('legacy v1 rate limit (sqlite+memory)', () => {
         mode: 'sandbox',
         balancePaise: 0,
       });
-      const v1 = v1Client(p.url, workspace.v1);
+      const v1 = (path: string) =>
+        hostRequest(`http://127.0.0.1:${port}`, 'GET', path, {
+          headers: { 'x-public-key': workspace.v1.public_key, 'x-private-key': workspace.v1.private_key },
+        });
+      const listed = await v1('/v1/admin/assistant/list');
+      assert.equal(listed.status, 200, listed.text);
+      const v2Path = await v1('/v2/agents');
+      assert.deepEqual([v2Path.status, v2Path.body.code], [404, 404]);
       const answers = [];
-      for (let i = 0; i < 4; i += 1) answers.push(await v1('GET', '/v1/admin/assistant/list'));
+      for (let i = 0; i < 4; i += 1) answers.push(await v1('/v1/admin/assistant/list'));
       const limited = answers.find((r) => r.status === 429);
       assert.ok(limited, `statuses ${answers.map((r) => r.status).join(',')}`);
       assert.deepEqual(Object.keys(limited.body).sort(), ['code', 'message']);
@@ -472,3 +490,47 @@ describe('legacy v1 rate limit (sqlite+memory)', () => {
     }
   });
 });
+
+for (const backend of (await backends()).filter((b) => b.databaseUrl)) {
+  describe(`legacy v1 on ${backend.name}`, () => {
+    test('an assistant round-trips, its cooldown holds, and a call is initiated and aborted', async () => {
+      const p = await startTestPlatform(backend, { env: { V1_HOST } });
+      try {
+        const workspace = await provisionWorkspace(p.platform.store, {
+          name: 'Pg',
+          mode: 'sandbox',
+          balancePaise: 10_000,
+        });
+        const v1 = v1Client(p.url, workspace.v1);
+        const created = await v1<{ data: Assistant }>('POST', '/v1/admin/assistant/create', {
+          body: FULL_ASSISTANT,
+        });
+        assert.equal(created.status, 201, created.text);
+        const { _id, createdAt, archivedAt, ...fields } = created.body.data;
+        assert.deepEqual(fields, FULL_ASSISTANT);
+        const got = await v1<{ data: Assistant }>('GET', `/v1/admin/assistant/get/${_id}`);
+        assert.deepEqual(got.body.data, created.body.data);
+        assert.equal(
+          (await v1('PUT', `/v1/admin/assistant/update/${_id}`, { body: { name: 'A' } })).status,
+          200,
+        );
+        assert.equal(
+          (await v1('PUT', `/v1/admin/assistant/update/${_id}`, { body: { name: 'B' } })).status,
+          429,
+        );
+        const initiated = await v1<{ callId: string }>('POST', '/v2/call/initiate', {
+          body: { phoneNumber: '+919876543219', assistant: _id, metadata: { k: 1 }, priority: 3 },
+        });
+        assert.equal(initiated.status, 200, initiated.text);
+        const aborted = await v1<{ status: string }>('POST', '/v2/call/abort', {
+          body: { callId: initiated.body.callId },
+        });
+        assert.equal(aborted.body.status, 'aborted');
+        void createdAt;
+        void archivedAt;
+      } finally {
+        await p.close();
+      }
+    });
+  });
+}
