@@ -152,7 +152,7 @@ async function buildSharedParts(
         return postCallTools.eventsFor(repos, call, object, now);
       },
     },
-    companionEvents: v1CallEvents(config, secretKey),
+    companionEvents: v1CallEvents(config, secretKey, artifacts),
     announce: announceThrough(coord),
     onSettled: (call) => logger.info(callEndedLine(call), 'call ended'),
     clock,
@@ -192,11 +192,12 @@ async function buildSharedParts(
 }
 
 /** Legacy v1 webhooks of calls placed through v1; their `recordingUrl` is a signed link on the public API URL. */
-function v1CallEvents(config: Config, secretKey: string): V1CallEvents {
+function v1CallEvents(config: Config, secretKey: string, artifacts: DiskCallArtifacts): V1CallEvents {
   const links = new RecordingLinks(secretKey);
   const base = config.publicApiUrl?.replace(/\/+$/, '');
   return new V1CallEvents({
     recordingUrl: (call, now) => (base ? `${base}${links.pathFor(call.workspaceId, call.id, now)}` : null),
+    readTranscript: (workspaceId, callId) => artifacts.readTranscript(workspaceId, callId),
   });
 }
 

@@ -1,8 +1,10 @@
 import { createHmac } from 'node:crypto';
+import { isoTime } from '../clock.ts';
 import { newId } from '../ids.ts';
 import { paiseToRupees } from '../money.ts';
 import type { CallRecord, CallStatus, NewEvent, Repositories } from '../store/types.ts';
 import type { V1CallRecord } from '../store/v1-types.ts';
+import { toolCallEntry } from '../tools/tool-calls.ts';
 
 /**
  * Legacy v1 webhooks (interface "v1 webhooks"; README "v1 webhooks" has an example body of each): the envelope
@@ -64,6 +66,8 @@ export function v1Signature(privateKey: string, body: string | Uint8Array): stri
 export interface V1CallEventsOptions {
   /** A link to the call's recording, when it has one (signed; see README). */
   recordingUrl?: (call: CallRecord, now: number) => string | null;
+  /** The call's stored transcript, for the `transcript` event (none when not given). */
+  readTranscript?: (workspaceId: string, callId: string) => Promise<unknown>;
 }
 
 /**
@@ -76,10 +80,8 @@ export class V1CallEvents {
   async eventsFor(repos: Repositories, call: CallRecord, moment: V1Moment, now: number): Promise<NewEvent[]> {
     const v1 = await repos.v1.call(call.workspaceId, call.id);
     if (!v1?.callbackUrl) return [];
-    const types = this.typesAt(moment, call.status);
-    if (types.length === 0) return [];
     const wallet = await repos.wallet.balance(call.workspaceId);
-    const data = {
+    const common = {
       call: {
         id: call.id,
         status: V1_STATUS[call.status],
@@ -90,40 +92,52 @@ export class V1CallEvents {
       assistant: call.agentId,
       phoneNumber: call.toNumber,
     };
-    return types.map((type, i) => {
-      const extra =
-        type === 'end-of-call'
-          ? {
-              endedReason: call.endedReason,
-              startedAt: call.answeredAt === null ? null : new Date(call.answeredAt).toISOString(),
-              endedAt: call.endedAt === null ? null : new Date(call.endedAt).toISOString(),
-              transcriptAvailable: call.transcriptAvailable,
-              payload: v1.payload,
-            }
-          : type === 'call.ended'
-            ? { endedReason: call.endedReason }
-            : {};
-      return v1Event(v1, call, type, { ...data, ...extra }, now + i);
-    });
+    const bodies =
+      moment === 'settled' ? await this.endingBodies(repos, call, v1) : [[MOMENT_EVENT[moment], {}] as const];
+    return bodies.map(([type, extra], i) => v1Event(v1, call, type, { ...common, ...extra }, now + i));
   }
 
-  private typesAt(moment: V1Moment, status: CallStatus): V1EventType[] {
-    switch (moment) {
-      case 'initiated':
-        return ['call.initiate'];
-      case 'updated':
-        return ['call.updated'];
-      case 'ringing':
-        return ['call.ringing'];
-      case 'answered':
-        return ['call.in-progress'];
-      case 'settled': {
-        const ending = ENDING_EVENT[status];
-        return [...(ending ? [ending] : []), 'call.ended', 'end-of-call'];
-      }
+  /**
+   * What a call's ending sends, in order: how it ended, the tools the agent ran (`action`, one each), the
+   * transcript and the analysis when the call has them, `call.ended`, and the report `end-of-call`.
+   */
+  private async endingBodies(
+    repos: Repositories,
+    call: CallRecord,
+    v1: V1CallRecord,
+  ): Promise<Array<readonly [V1EventType, Record<string, unknown>]>> {
+    const out: Array<readonly [V1EventType, Record<string, unknown>]> = [];
+    const ending = ENDING_EVENT[call.status];
+    if (ending) out.push([ending, {}]);
+    for (const run of await repos.toolRuns.forCall(call.workspaceId, call.id)) {
+      if (run.phase === 'on_call') out.push(['action', { action: toolCallEntry(run) }]);
     }
+    if (call.transcriptAvailable && this.options.readTranscript) {
+      const transcript = await this.options.readTranscript(call.workspaceId, call.id).catch(() => undefined);
+      if (transcript) out.push(['transcript', { transcript }]);
+    }
+    if (call.analysis) out.push(['analysis', { analysis: call.analysis }]);
+    out.push(['call.ended', { endedReason: call.endedReason }]);
+    out.push([
+      'end-of-call',
+      {
+        endedReason: call.endedReason,
+        startedAt: call.answeredAt === null ? null : isoTime(call.answeredAt),
+        endedAt: call.endedAt === null ? null : isoTime(call.endedAt),
+        transcriptAvailable: call.transcriptAvailable,
+        payload: v1.payload,
+      },
+    ]);
+    return out;
   }
 }
+
+const MOMENT_EVENT: Record<Exclude<V1Moment, 'settled'>, V1EventType> = {
+  initiated: 'call.initiate',
+  updated: 'call.updated',
+  ringing: 'call.ringing',
+  answered: 'call.in-progress',
+};
 
 /** One v1 webhook of a call, serialised once: every attempt and replay sends these bytes. */
 export function v1Event(
