@@ -60,6 +60,7 @@ const SAT_0005 = '2026-12-04T18:35:00.000Z';
 const SAT_0200 = '2026-12-04T20:30:30.000Z';
 const MON_0900 = '2026-12-07T03:30:00.000Z';
 const MON_1000 = '2026-12-07T04:30:30.000Z';
+const NEXT_FRI_2201 = '2026-12-11T16:31:00.000Z';
 
 const backend = (await backends())[0];
 assert.ok(backend);
@@ -396,7 +397,8 @@ describe('campaigns dial (one process, sqlite+memory)', () => {
   });
 
   test('rings from its pool, and waits (still playing) while the pool is at its pace', async () => {
-    mondayMorning();
+    // The next Friday night's slot: later than every clock before it.
+    setClock(NEXT_FRI_2201);
     const ws = await workspace(1_000_000);
     const { api } = ws;
     assert.equal(
