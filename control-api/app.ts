@@ -10,6 +10,7 @@ import type { Coordinator } from '../core/coord/types.ts';
 import type { Store } from '../core/store/types.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
 import type { VoiceCatalogue } from '../engines/tts/catalogue.ts';
+import type { VoiceRouter } from '../engines/tts/router.ts';
 import {
   answerClientError,
   answerUnsupportedExpectation,
@@ -54,6 +55,8 @@ export interface ApiDeps {
   clock?: Clock;
   coord: Coordinator;
   voices: VoiceCatalogue;
+  /** Speaks `POST /v2/speech`; unset, that route answers 501. */
+  speaker?: VoiceRouter;
   metrics: Registry;
   logger: Logger;
 }

@@ -17,6 +17,8 @@ export const ID_PREFIXES = {
   flowTest: 'frf',
   transaction: 'txn',
   hold: 'hld',
+  speech: 'sp',
+  liveTranscription: 'stt',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
