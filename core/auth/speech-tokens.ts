@@ -27,7 +27,9 @@ export function mintSpeechToken(
 export async function verifySpeechToken(
   tokens: StreamTokens,
   token: string | undefined,
-): Promise<{ ok: true; grant: SpeechTokenGrant } | { ok: false; reason: Exclude<TokenVerdict, { ok: true }>['reason'] }> {
+): Promise<
+  { ok: true; grant: SpeechTokenGrant } | { ok: false; reason: Exclude<TokenVerdict, { ok: true }>['reason'] }
+> {
   const verdict = await tokens.verify(token, SPEECH_TOKEN_KIND);
   if (!verdict.ok) return { ok: false, reason: verdict.reason };
   const slash = verdict.callId.indexOf('/');

@@ -8,10 +8,10 @@ import { paiseToRupees } from '../../../core/money.ts';
 import { speechCost } from '../../../core/speech/prices.ts';
 import type { SpeechCharges } from '../../../core/speech/speech-charges.ts';
 import type { SpeechRecord } from '../../../core/store/speech-types.ts';
+import { SpeechEncoder, type SpeechFormat } from '../../../engines/tts/output-format.ts';
 import type { VoiceRouter } from '../../../engines/tts/router.ts';
 import { defineRoute, type RouteRegistry } from '../../http/route.ts';
 import { timestamp } from '../../schemas/common.ts';
-import { type SpeechFormat, SpeechEncoder } from './speech-audio.ts';
 
 export const MAX_SPEECH_CHARS = 5000;
 
@@ -57,7 +57,11 @@ export interface SpeechRouteDeps {
 }
 
 /** `POST /v2/speech` (audio streamed as it is synthesised) and `GET /v2/speech/{id}` (its cost readback). */
-export function registerSpeechRoutes(app: FastifyInstance, registry: RouteRegistry, deps: SpeechRouteDeps): void {
+export function registerSpeechRoutes(
+  app: FastifyInstance,
+  registry: RouteRegistry,
+  deps: SpeechRouteDeps,
+): void {
   const clock = deps.clock ?? systemClock;
   defineRoute(app, registry, {
     method: 'POST',
@@ -92,7 +96,10 @@ export function registerSpeechRoutes(app: FastifyInstance, registry: RouteRegist
       const costPaise = speechCost(voice.engine, characters);
       const id = newId('speech', clock.now());
       if (!(await deps.charges.reserve(auth.workspaceId, id, costPaise)))
-        throw new ApiError('insufficient_balance', `the wallet cannot cover this speech (${costPaise} paise)`);
+        throw new ApiError(
+          'insufficient_balance',
+          `the wallet cannot cover this speech (${costPaise} paise)`,
+        );
       const record: Omit<SpeechRecord, 'audioMs' | 'createdAt'> = {
         id,
         workspaceId: auth.workspaceId,
@@ -145,7 +152,9 @@ export function registerSpeechRoutes(app: FastifyInstance, registry: RouteRegist
     responses: { 200: { description: 'The request', schema: speechSchema } },
     errors: ['not_found'],
     handler: async ({ auth, params }) => {
-      const found = isId('speech', params.id) ? await deps.charges.get(auth.workspaceId, params.id) : undefined;
+      const found = isId('speech', params.id)
+        ? await deps.charges.get(auth.workspaceId, params.id)
+        : undefined;
       if (!found) throw new ApiError('not_found', `no speech ${params.id}`);
       return {
         id: found.id,

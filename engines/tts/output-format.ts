@@ -1,4 +1,4 @@
-import { mulawEncode, pcm16ToBytes, Resampler, wavHeader } from '../../../codecs/index.ts';
+import { mulawEncode, pcm16ToBytes, Resampler, wavHeader } from '../../codecs/index.ts';
 
 export type SpeechFormat = 'wav' | 'pcm16' | 'mulaw';
 
@@ -20,14 +20,9 @@ export class SpeechEncoder {
   }
 
   get contentType(): string {
-    switch (this.format) {
-      case 'wav':
-        return 'audio/wav';
-      case 'pcm16':
-        return `audio/L16; rate=${this.sampleRate}; channels=1`;
-      case 'mulaw':
-        return this.sampleRate === 8000 ? 'audio/basic' : `audio/PCMU; rate=${this.sampleRate}`;
-    }
+    if (this.format === 'wav') return 'audio/wav';
+    if (this.format === 'pcm16') return `audio/L16; rate=${this.sampleRate}; channels=1`;
+    return this.sampleRate === 8000 ? 'audio/basic' : `audio/PCMU; rate=${this.sampleRate}`;
   }
 
   /** Milliseconds of audio encoded so far. */
