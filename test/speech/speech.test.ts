@@ -1,0 +1,290 @@
+/**
+ * Live speech to text over the gateway, black box: the platform (api and gateway roles) with the local
+ * PocketSphinx engine for English. The caller's speech is made by the platform's own text to speech (the local
+ * eSpeak NG voices) in the session's encoding: mu-law 8 kHz and PCM16 16 kHz. Sessions authenticate with a key
+ * or a minted single-use token; each utterance gets exactly one final, and `session.end`'s cost is the ledger
+ * entry. Refusals (bad settings, language, wallet, token reuse and expiry, too many sessions) come as an `error`
+ * event then a close with its code. Skipped when PocketSphinx is not installed.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import WebSocket from 'ws';
+import { mulawEncode, pcm16ToBytes, Resampler } from '../../codecs/index.ts';
+import type { Clock } from '../../core/clock.ts';
+import { provisionWorkspace } from '../../core/workspaces/provision.ts';
+import { SphinxTranscriber } from '../../engines/stt/index.ts';
+import { concat, espeak, espeakInstalled, wordOverlap } from '../../engines/stt/testing/speech.ts';
+import { backends, client, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+
+const [embedded] = await backends();
+
+interface SpeechEvent {
+  event: string;
+  code?: string;
+  text?: string;
+  utterance?: number;
+  session_id?: string;
+  audio_seconds_billed?: number;
+  cost_paise?: number;
+  words?: unknown[];
+  language?: string;
+}
+
+/** A session as the client sees it: every event, and the close code once closed. */
+class Session {
+  readonly events: SpeechEvent[] = [];
+  closeCode: number | undefined;
+  readonly closed: Promise<void>;
+  readonly opened: Promise<void>;
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => this.events.push(JSON.parse(String(data)) as SpeechEvent));
+    this.closed = new Promise((resolve) =>
+      ws.on('close', (code) => {
+        this.closeCode = code;
+        resolve();
+      }),
+    );
+    this.opened = new Promise((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+  }
+
+  send(frame: object): void {
+    this.ws.send(JSON.stringify(frame));
+  }
+
+  named(event: string): SpeechEvent[] {
+    return this.events.filter((e) => e.event === event);
+  }
+
+  async until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!check()) {
+      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}: ${JSON.stringify(this.events)}`);
+      await sleep(20);
+    }
+  }
+}
+
+/** A clock that can be moved forward (token expiry) while time otherwise runs. */
+class ShiftedClock implements Clock {
+  shiftMs = 0;
+  now(): number {
+    return Date.now() + this.shiftMs;
+  }
+}
+
+/** Phrases the small agent-calls model hears well in eSpeak NG's voice, at 8 and 16 kHz. */
+const PHRASES = ['i want to book an appointment', 'i would like to speak to an agent'];
+
+describe('live speech to text over the gateway', {
+  skip:
+    (!SphinxTranscriber.available() && 'PocketSphinx is not installed') ||
+    (!espeakInstalled() && 'espeak-ng is not installed'),
+}, () => {
+  const clock = new ShiftedClock();
+  let platform: TestPlatform;
+  let api: ReturnType<typeof client>;
+  let apiKey: string;
+  let gateway: string;
+
+  const open = (query: string, headers: Record<string, string> = {}): Session =>
+    new Session(new WebSocket(`${gateway}/v1/audio/transcriptions/stream?${query}`, { headers }));
+  const withKey = (query: string, key = apiKey) => open(query, { authorization: `Bearer ${key}` });
+
+  /** eSpeak NG speech (the espeak-ng program, as the STT suites use), in the session's encoding. */
+  function speech(text: string, format: 'mulaw' | 'pcm16', sampleRate: number): Buffer {
+    let audio = espeak(text);
+    if (sampleRate !== 16000) {
+      const resampler = new Resampler(16000, sampleRate);
+      audio = concat(resampler.process(audio), resampler.flush());
+    }
+    return format === 'mulaw' ? Buffer.from(mulawEncode(audio)) : Buffer.from(pcm16ToBytes(audio));
+  }
+
+  function quiet(ms: number, format: 'mulaw' | 'pcm16', sampleRate: number): Buffer {
+    const samples = (ms * sampleRate) / 1000;
+    return format === 'mulaw' ? Buffer.alloc(samples, 0xff) : Buffer.alloc(samples * 2);
+  }
+
+  /** Sends `audio` in 100 ms pieces, `speedup` times faster than real time. */
+  async function stream(session: Session, audio: Buffer, bytesPer100Ms: number, binary: boolean, speedup = 4) {
+    for (let at = 0; at < audio.length; at += bytesPer100Ms) {
+      const piece = audio.subarray(at, at + bytesPer100Ms);
+      if (binary) session.ws.send(piece);
+      else session.send({ event: 'audio_input', audio: piece.toString('base64') });
+      await sleep(100 / speedup);
+    }
+  }
+
+  async function ledgerAmount(key: string, reference: string): Promise<number | undefined> {
+    const page = await client(platform.url, key)<{ data: { reference: string; amount_paise: number }[] }>(
+      'GET',
+      '/v2/wallet/transactions?limit=100',
+    );
+    return page.body.data.find((t) => t.reference === reference)?.amount_paise;
+  }
+
+  function assertSessionShape(session: Session, utterances: number): void {
+    assert.equal(session.events[0]?.event, 'session.begin');
+    assert.equal(session.events.at(-1)?.event, 'session.end');
+    const finals = session.named('transcript.final');
+    assert.deepEqual(
+      finals.map((f) => f.utterance),
+      Array.from({ length: utterances }, (_, i) => i + 1),
+      'exactly one final per utterance, in order',
+    );
+    for (const final of finals) {
+      assert.equal(final.language, 'en-IN');
+      assert.ok(Array.isArray(final.words));
+    }
+    // The engine is a small local model: the words as a whole, not each one, must be heard.
+    const heard = finals.map((f) => f.text).join(' ');
+    assert.ok(wordOverlap(heard, PHRASES.join(' ')) >= 0.5, `heard "${heard}"`);
+    assert.ok(session.named('transcript.partial').length > 0, 'partials while an utterance is open');
+  }
+
+  before(async () => {
+    platform = await startTestPlatform(embedded!, { env: { ROLES: 'api,gateway' }, clock });
+    const workspace = await provisionWorkspace(platform.platform.store, {
+      name: 'Speech',
+      mode: 'sandbox',
+      balancePaise: 100_000,
+    });
+    apiKey = workspace.api_key;
+    api = client(platform.url, apiKey);
+    gateway = platform.platform.gatewayUrl!;
+  });
+
+  after(async () => {
+    await platform?.close();
+  });
+
+  test('Bearer key, mu-law 8 kHz, manual endpointing: one final per bracketed utterance, billed once', async () => {
+    const said = PHRASES.map((p) => speech(p, 'mulaw', 8000));
+    const session = withKey('language_code=en-IN&encoding=mulaw&sample_rate=8000&endpointing=manual');
+    await session.opened;
+    await session.until('session.begin', () => session.named('session.begin').length === 1);
+    // Audio outside an utterance is dropped, not billed.
+    await stream(session, quiet(300, 'mulaw', 8000), 800, false, 10);
+    for (const audio of said) {
+      session.send({ event: 'speech_start' });
+      await stream(session, Buffer.concat([quiet(200, 'mulaw', 8000), audio, quiet(300, 'mulaw', 8000)]), 800, false);
+      session.send({ event: 'speech_end' });
+    }
+    session.send({ event: 'end' });
+    await session.closed;
+    assert.equal(session.closeCode, 1000);
+    assertSessionShape(session, 2);
+    const end = session.named('session.end')[0]!;
+    const seconds = said.reduce((s, a) => s + a.length / 8000 + 0.5, 0);
+    assert.equal(end.audio_seconds_billed, Math.ceil(seconds - 1e-9));
+    assert.ok((end.cost_paise ?? 0) > 0);
+    assert.equal(await ledgerAmount(apiKey, end.session_id!), -(end.cost_paise ?? 0));
+  });
+
+  test('a minted token, PCM16 16 kHz in binary frames, auto endpointing; the token is good once', async () => {
+    const minted = await api<{ token: string; url: string; expires_at: string }>('POST', '/v2/stream-tokens', {
+      body: { ttl_secs: 60, language_code: 'en-IN' },
+    });
+    assert.equal(minted.status, 201, minted.text);
+    assert.match(minted.body.url, /\/v1\/audio\/transcriptions\/stream$/);
+    const said = PHRASES.map((p) => speech(p, 'pcm16', 16000));
+    const query = `language_code=en-IN&encoding=pcm16&sample_rate=16000&endpointing=auto&token=${encodeURIComponent(minted.body.token)}`;
+    const session = open(query);
+    await session.opened;
+    const gap = quiet(1500, 'pcm16', 16000);
+    await stream(session, Buffer.concat([quiet(500, 'pcm16', 16000), said[0]!, gap, said[1]!, gap]), 3200, true, 2);
+    session.send({ event: 'end' });
+    await session.closed;
+    assertSessionShape(session, 2);
+    const end = session.named('session.end')[0]!;
+    assert.equal(await ledgerAmount(apiKey, end.session_id!), -(end.cost_paise ?? 0));
+
+    const again = open(query);
+    await again.closed;
+    assert.deepEqual(
+      again.events.map((e) => [e.event, e.code]),
+      [['error', 'token_reused']],
+    );
+    assert.equal(again.closeCode, 4401);
+  });
+
+  test('an expired token is refused; a token bound to a language refuses another', async () => {
+    const expiring = await api<{ token: string }>('POST', '/v2/stream-tokens', { body: { ttl_secs: 10 } });
+    const bound = await api<{ token: string }>('POST', '/v2/stream-tokens', { body: { language_code: 'hi-IN' } });
+    clock.shiftMs += 16_000;
+    try {
+      const expired = open(`language_code=en-IN&token=${encodeURIComponent(expiring.body.token)}`);
+      await expired.closed;
+      assert.equal(expired.events[0]?.code, 'token_expired');
+      assert.equal(expired.closeCode, 4401);
+    } finally {
+      clock.shiftMs -= 16_000;
+    }
+    const other = open(`language_code=en-IN&token=${encodeURIComponent(bound.body.token)}`);
+    await other.closed;
+    assert.equal(other.events[0]?.code, 'invalid_request');
+    const bad = await api('POST', '/v2/stream-tokens', { body: { ttl_secs: 5 } });
+    assert.equal(bad.status, 400);
+  });
+
+  test('refusals: no key, bad settings, a language no engine serves, an empty wallet', async () => {
+    const poor = await provisionWorkspace(platform.platform.store, { name: 'Poor', mode: 'sandbox', balancePaise: 10 });
+    const cases: Array<[Session, string, number]> = [
+      [open('language_code=en-IN'), 'unauthorized', 4401],
+      [withKey('language_code=en-IN', 'sk_live_00000000000000000000000000000000'), 'unauthorized', 4401],
+      [withKey('language_code=en-IN&encoding=opus'), 'invalid_request', 4400],
+      [withKey('language_code=en-IN&sample_rate=44100'), 'invalid_request', 4400],
+      [withKey('language_code=xx-XX'), 'invalid_request', 4400],
+      [withKey('language_code=hi-IN'), 'unsupported_language', 4400],
+      [withKey('language_code=en-IN', poor.api_key), 'insufficient_balance', 4402],
+    ];
+    for (const [session, code, close] of cases) {
+      await session.closed;
+      assert.deepEqual(session.events.map((e) => [e.event, e.code]), [['error', code]]);
+      assert.equal(session.closeCode, close, code);
+    }
+  });
+
+  test('bad frames are errors the session survives; too many end it, billed once', async () => {
+    const session = withKey('language_code=en-IN&encoding=pcm16');
+    await session.opened;
+    session.ws.send('not json');
+    session.send({ event: 'dance' });
+    session.send({ event: 'audio_input', audio: '***' });
+    session.send({ event: 'speech_end' });
+    session.ws.send(Buffer.alloc(3));
+    await session.until('five errors', () => session.named('error').length === 5);
+    assert.ok(session.named('error').every((e) => e.code === 'invalid_frame'));
+    for (let i = 0; i < 6; i++) session.ws.send('{');
+    await session.closed;
+    assert.equal(session.closeCode, 4400);
+    assert.equal(session.events.at(-2)?.code, 'too_many_bad_frames');
+    assert.equal(session.events.at(-1)?.event, 'session.end');
+    assert.equal(session.events.at(-1)?.cost_paise, 0);
+  });
+
+  test('at most 20 live sessions per workspace', async () => {
+    const busy = await provisionWorkspace(platform.platform.store, {
+      name: 'Busy',
+      mode: 'sandbox',
+      balancePaise: 10_000,
+    });
+    const sessions = Array.from({ length: 20 }, () => withKey('language_code=en-IN', busy.api_key));
+    await Promise.all(sessions.map((s) => s.until('begin', () => s.named('session.begin').length === 1)));
+    const extra = withKey('language_code=en-IN', busy.api_key);
+    await extra.closed;
+    assert.equal(extra.events[0]?.code, 'too_many_sessions');
+    assert.equal(extra.closeCode, 4429);
+    for (const s of sessions) s.send({ event: 'end' });
+    await Promise.all(sessions.map((s) => s.closed));
+    const next = withKey('language_code=en-IN', busy.api_key);
+    await next.until('begin', () => next.named('session.begin').length === 1);
+    next.ws.close();
+    await next.closed;
+  });
+});
