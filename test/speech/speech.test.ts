@@ -1,10 +1,11 @@
 /**
- * Live speech to text over the gateway, black box: the platform (api and gateway roles) with the local
+ * The speech APIs, black box. Live speech to text over the gateway: the platform (api and gateway roles) with the local
  * PocketSphinx engine for English. The caller's speech is made by the platform's own text to speech (the local
  * eSpeak NG voices) in the session's encoding: mu-law 8 kHz and PCM16 16 kHz. Sessions authenticate with a key
  * or a minted single-use token; each utterance gets exactly one final, and `session.end`'s cost is the ledger
  * entry. Refusals (bad settings, language, wallet, token reuse and expiry, too many sessions) come as an `error`
- * event then a close with its code. Skipped when PocketSphinx is not installed.
+ * event then a close with its code. Text to speech with a local voice in every format, its cost read back
+ * equal to its ledger entry. Skipped when PocketSphinx or espeak-ng is not installed.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -80,7 +81,7 @@ class ShiftedClock implements Clock {
 /** Phrases the small agent-calls model hears well in eSpeak NG's voice, at 8 and 16 kHz. */
 const PHRASES = ['i want to book an appointment', 'i would like to speak to an agent'];
 
-describe('live speech to text over the gateway', {
+describe('the speech APIs: live speech to text over the gateway, text to speech', {
   skip:
     (!SphinxTranscriber.available() && 'PocketSphinx is not installed') ||
     (!espeakInstalled() && 'espeak-ng is not installed'),
@@ -111,7 +112,13 @@ describe('live speech to text over the gateway', {
   }
 
   /** Sends `audio` in 100 ms pieces, `speedup` times faster than real time. */
-  async function stream(session: Session, audio: Buffer, bytesPer100Ms: number, binary: boolean, speedup = 4) {
+  async function stream(
+    session: Session,
+    audio: Buffer,
+    bytesPer100Ms: number,
+    binary: boolean,
+    speedup = 4,
+  ) {
     for (let at = 0; at < audio.length; at += bytesPer100Ms) {
       const piece = audio.subarray(at, at + bytesPer100Ms);
       if (binary) session.ws.send(piece);
@@ -172,7 +179,12 @@ describe('live speech to text over the gateway', {
     await stream(session, quiet(300, 'mulaw', 8000), 800, false, 10);
     for (const audio of said) {
       session.send({ event: 'speech_start' });
-      await stream(session, Buffer.concat([quiet(200, 'mulaw', 8000), audio, quiet(300, 'mulaw', 8000)]), 800, false);
+      await stream(
+        session,
+        Buffer.concat([quiet(200, 'mulaw', 8000), audio, quiet(300, 'mulaw', 8000)]),
+        800,
+        false,
+      );
       session.send({ event: 'speech_end' });
     }
     session.send({ event: 'end' });
@@ -187,9 +199,13 @@ describe('live speech to text over the gateway', {
   });
 
   test('a minted token, PCM16 16 kHz in binary frames, auto endpointing; the token is good once', async () => {
-    const minted = await api<{ token: string; url: string; expires_at: string }>('POST', '/v2/stream-tokens', {
-      body: { ttl_secs: 60, language_code: 'en-IN' },
-    });
+    const minted = await api<{ token: string; url: string; expires_at: string }>(
+      'POST',
+      '/v2/stream-tokens',
+      {
+        body: { ttl_secs: 60, language_code: 'en-IN' },
+      },
+    );
     assert.equal(minted.status, 201, minted.text);
     assert.match(minted.body.url, /\/v1\/audio\/transcriptions\/stream$/);
     const said = PHRASES.map((p) => speech(p, 'pcm16', 16000));
@@ -197,7 +213,13 @@ describe('live speech to text over the gateway', {
     const session = open(query);
     await session.opened;
     const gap = quiet(1500, 'pcm16', 16000);
-    await stream(session, Buffer.concat([quiet(500, 'pcm16', 16000), said[0]!, gap, said[1]!, gap]), 3200, true, 2);
+    await stream(
+      session,
+      Buffer.concat([quiet(500, 'pcm16', 16000), said[0]!, gap, said[1]!, gap]),
+      3200,
+      true,
+      2,
+    );
     session.send({ event: 'end' });
     await session.closed;
     assertSessionShape(session, 2);
@@ -215,7 +237,9 @@ describe('live speech to text over the gateway', {
 
   test('an expired token is refused; a token bound to a language refuses another', async () => {
     const expiring = await api<{ token: string }>('POST', '/v2/stream-tokens', { body: { ttl_secs: 10 } });
-    const bound = await api<{ token: string }>('POST', '/v2/stream-tokens', { body: { language_code: 'hi-IN' } });
+    const bound = await api<{ token: string }>('POST', '/v2/stream-tokens', {
+      body: { language_code: 'hi-IN' },
+    });
     clock.shiftMs += 16_000;
     try {
       const expired = open(`language_code=en-IN&token=${encodeURIComponent(expiring.body.token)}`);
@@ -233,7 +257,11 @@ describe('live speech to text over the gateway', {
   });
 
   test('refusals: no key, bad settings, a language no engine serves, an empty wallet', async () => {
-    const poor = await provisionWorkspace(platform.platform.store, { name: 'Poor', mode: 'sandbox', balancePaise: 10 });
+    const poor = await provisionWorkspace(platform.platform.store, {
+      name: 'Poor',
+      mode: 'sandbox',
+      balancePaise: 10,
+    });
     const cases: Array<[Session, string, number]> = [
       [open('language_code=en-IN'), 'unauthorized', 4401],
       [withKey('language_code=en-IN', 'sk_live_00000000000000000000000000000000'), 'unauthorized', 4401],
@@ -245,7 +273,10 @@ describe('live speech to text over the gateway', {
     ];
     for (const [session, code, close] of cases) {
       await session.closed;
-      assert.deepEqual(session.events.map((e) => [e.event, e.code]), [['error', code]]);
+      assert.deepEqual(
+        session.events.map((e) => [e.event, e.code]),
+        [['error', code]],
+      );
       assert.equal(session.closeCode, close, code);
     }
   });
@@ -286,5 +317,79 @@ describe('live speech to text over the gateway', {
     await next.until('begin', () => next.named('session.begin').length === 1);
     next.ws.close();
     await next.closed;
+  });
+  test('text to speech in every format, streamed, its cost read back equal to the ledger', async () => {
+    const text = 'Your appointment is booked for Monday at ten.';
+    const bytesPerSecond = { wav: 32_000, pcm16: 32_000, mulaw: 8_000 } as const;
+    for (const format of ['wav', 'pcm16', 'mulaw'] as const) {
+      const response = await fetch(`${platform.url}/v2/speech`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ text, voice_id: 'local-en-female', format }),
+      });
+      assert.equal(response.status, 200, format);
+      const id = response.headers.get('x-speech-id') ?? '';
+      assert.match(id, /^sp_[0-9A-Z]{26}$/);
+      const audio = Buffer.from(await response.arrayBuffer());
+      const header = format === 'wav' ? 44 : 0;
+      if (format === 'wav') assert.equal(audio.subarray(0, 4).toString('ascii'), 'RIFF');
+      const seconds = (audio.length - header) / bytesPerSecond[format];
+      assert.ok(seconds > 1 && seconds < 10, `${format}: ${seconds} s`);
+
+      const readback = await api<{
+        characters: number;
+        audio_seconds: number;
+        cost_paise: number;
+        voice_id: string;
+      }>('GET', `/v2/speech/${id}`);
+      assert.equal(readback.status, 200, readback.text);
+      assert.equal(readback.body.characters, text.length);
+      assert.equal(readback.body.voice_id, 'local-en-female');
+      assert.equal(readback.body.cost_paise, Math.ceil((text.length * 50) / 1000));
+      assert.ok(
+        Math.abs(readback.body.audio_seconds - seconds) < 0.05,
+        `${readback.body.audio_seconds} vs ${seconds}`,
+      );
+      assert.equal(await ledgerAmount(apiKey, id), -readback.body.cost_paise);
+    }
+  });
+
+  test('text to speech refusals: another workspace, bad input, an empty wallet', async () => {
+    const made = await fetch(`${platform.url}/v2/speech`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Hello.', voice_id: 'local-en-male', format: 'pcm16' }),
+    });
+    await made.arrayBuffer();
+    const id = made.headers.get('x-speech-id') ?? '';
+    const other = await provisionWorkspace(platform.platform.store, {
+      name: 'Other',
+      mode: 'sandbox',
+      balancePaise: 0,
+    });
+    const stranger = client(platform.url, other.api_key);
+    assert.equal((await stranger('GET', `/v2/speech/${id}`)).status, 404);
+    assert.equal((await api('GET', '/v2/speech/sp_nope')).status, 404);
+    const invalid = [
+      { text: '', voice_id: 'local-en-male' },
+      { text: 'x'.repeat(5001), voice_id: 'local-en-male' },
+      { text: 'Hello.', voice_id: 'no-such-voice' },
+      { text: 'Hello.', voice_id: 'local-en-male', format: 'mp3' },
+      { text: 'Hello.', voice_id: 'local-en-male', format: 'mulaw', sample_rate: 24000 },
+    ];
+    for (const body of invalid) {
+      const refused = await api('POST', '/v2/speech', { body });
+      assert.equal(refused.status, 400, JSON.stringify(body).slice(0, 80));
+    }
+    const poor = await stranger('POST', '/v2/speech', {
+      body: { text: 'Hello.', voice_id: 'local-en-male' },
+    });
+    assert.equal(poor.status, 402, poor.text);
+    const voices = await api<{ data: { engine: string; price_per_1000_chars_paise: number }[] }>(
+      'GET',
+      '/v2/voices',
+    );
+    const local = voices.body.data.find((v) => v.engine === 'espeak');
+    assert.equal(local?.price_per_1000_chars_paise, 50);
   });
 });
