@@ -22,6 +22,7 @@ import { registerAnswerDeadline } from './plugins/answer-deadline.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerHttpMetrics } from './plugins/metrics.ts';
 import { registerTwilioCallbackRoutes } from './routes/carriers/twilio.ts';
+import { registerLiveSttRedirect } from './routes/live-stt-redirect.ts';
 import { registerRecordingRoutes } from './routes/recordings.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerV2 } from './routes/v2/plugin.ts';
@@ -96,6 +97,7 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
     });
   }
   registerRecordingRoutes(app, routes, deps);
+  registerLiveSttRedirect(app, routes, deps.gatewayUrl);
   registerSystemRoutes(app, {
     registry: routes,
     store: deps.store,

@@ -392,4 +392,12 @@ describe('the speech APIs: live speech to text over the gateway, text to speech'
     const local = voices.body.data.find((v) => v.engine === 'espeak');
     assert.equal(local?.price_per_1000_chars_paise, 50);
   });
+  test('the API port redirects live speech to text to the gateway, the query kept', async () => {
+    const query = 'language_code=en-IN&encoding=mulaw&sample_rate=8000';
+    const response = await fetch(`${platform.url}/v1/audio/transcriptions/stream?${query}`, {
+      redirect: 'manual',
+    });
+    assert.equal(response.status, 308);
+    assert.equal(response.headers.get('location'), `${gateway}/v1/audio/transcriptions/stream?${query}`);
+  });
 });
