@@ -31,13 +31,14 @@ export function registerLiveSttRedirect(
           headers: { Location: 'wss://<gateway>/v1/audio/transcriptions/stream?...' },
         },
       },
-      errors: ['service_unavailable'],
+      errors: ['not_found'],
       handler: async ({ request, reply }) => {
         const gateway = gatewayUrl();
         if (!gateway)
-          throw new ApiError('service_unavailable', 'no media gateway is known to this API node', {
-            retryAfterSecs: 30,
-          });
+          throw new ApiError(
+            'not_found',
+            'live speech to text is served by the media gateway, and no gateway is known to this API node (set PUBLIC_GATEWAY_URL)',
+          );
         const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
         return reply
           .code(308)

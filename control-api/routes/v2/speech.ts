@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { type Clock, isoTime, systemClock } from '../../../core/clock.ts';
 import { ApiError } from '../../../core/errors.ts';
@@ -56,6 +56,8 @@ export interface SpeechRouteDeps {
   clock?: Clock;
 }
 
+type SpeechBody = z.output<typeof speechBody>;
+
 /** `POST /v2/speech` (audio streamed as it is synthesised) and `GET /v2/speech/{id}` (its cost readback). */
 export function registerSpeechRoutes(
   app: FastifyInstance,
@@ -80,65 +82,8 @@ export function registerSpeechRoutes(
     },
     errors: ['invalid_request', 'insufficient_balance', 'not_implemented'],
     handler: async ({ auth, body, reply }) => {
-      const speaker = deps.speaker;
-      if (!speaker) throw new ApiError('not_implemented', 'text to speech is not configured on this node');
-      const voice = speaker.catalogue.get(body.voice_id);
-      if (!voice) throw new ApiError('invalid_request', `voice_id: unknown voice '${body.voice_id}'`);
-      if (!speaker.available(voice.id))
-        throw new ApiError('invalid_request', `voice_id: '${voice.id}' is not available on this deployment`);
-      const rate = body.sample_rate ?? DEFAULT_RATE[body.format];
-      if (!RATES[body.format].includes(rate))
-        throw new ApiError(
-          'invalid_request',
-          `sample_rate: ${body.format} takes ${RATES[body.format].join(', ')}, not ${rate}`,
-        );
-      const characters = [...body.text].length;
-      const costPaise = speechCost(voice.engine, characters);
-      const id = newId('speech', clock.now());
-      if (!(await deps.charges.reserve(auth.workspaceId, id, costPaise)))
-        throw new ApiError(
-          'insufficient_balance',
-          `the wallet cannot cover this speech (${costPaise} paise)`,
-        );
-      const record: Omit<SpeechRecord, 'audioMs' | 'createdAt'> = {
-        id,
-        workspaceId: auth.workspaceId,
-        voiceId: voice.id,
-        format: body.format,
-        sampleRate: rate,
-        characters,
-        costPaise,
-      };
-      const controller = new AbortController();
-      const encoder = new SpeechEncoder(body.format, rate);
-      const chunks = speaker.synthesize({
-        voiceId: voice.id,
-        text: body.text,
-        language: voice.language,
-        signal: controller.signal,
-      });
-      // The first audio decides the answer: an engine that fails before it gives a clean error and no charge.
-      let first: IteratorResult<Int16Array>;
-      try {
-        first = await chunks.next();
-      } catch (error) {
-        await deps.charges.cancel(auth.workspaceId, id);
-        throw new ApiError('internal', `synthesis failed: ${(error as Error).message}`);
-      }
-      reply
-        .header('content-type', encoder.contentType)
-        .header('x-speech-id', id)
-        .header('x-speech-cost-paise', String(costPaise));
-      return Readable.from(
-        streamAudio(first, chunks, encoder, {
-          done: (audioMs) => deps.charges.complete({ ...record, audioMs, createdAt: clock.now() }),
-          failed: () => {
-            controller.abort();
-            return deps.charges.cancel(auth.workspaceId, id);
-          },
-        }),
-        { objectMode: false },
-      );
+      const request = await prepareSpeech(deps, clock, auth.workspaceId, body);
+      return speak(deps, clock, request, reply);
     },
   });
 
@@ -156,20 +101,111 @@ export function registerSpeechRoutes(
         ? await deps.charges.get(auth.workspaceId, params.id)
         : undefined;
       if (!found) throw new ApiError('not_found', `no speech ${params.id}`);
-      return {
-        id: found.id,
-        object: 'speech' as const,
-        voice_id: found.voiceId,
-        format: found.format as SpeechFormat,
-        sample_rate: found.sampleRate,
-        characters: found.characters,
-        audio_seconds: Math.round(found.audioMs) / 1000,
-        cost_paise: found.costPaise,
-        cost_inr: paiseToRupees(found.costPaise),
-        created_at: isoTime(found.createdAt),
-      };
+      return speechObject(found);
     },
   });
+}
+
+interface PreparedSpeech {
+  speaker: VoiceRouter;
+  record: Omit<SpeechRecord, 'audioMs' | 'createdAt'>;
+  text: string;
+  language: string;
+}
+
+/** Checks the request and holds its price: a wallet that cannot cover it is refused before any synthesis. */
+async function prepareSpeech(
+  deps: SpeechRouteDeps,
+  clock: Clock,
+  workspaceId: string,
+  body: SpeechBody,
+): Promise<PreparedSpeech> {
+  const speaker = deps.speaker;
+  if (!speaker) throw new ApiError('not_implemented', 'text to speech is not configured on this node');
+  const voice = speaker.catalogue.get(body.voice_id);
+  if (!voice) throw new ApiError('invalid_request', `voice_id: unknown voice '${body.voice_id}'`);
+  if (!speaker.available(voice.id))
+    throw new ApiError('invalid_request', `voice_id: '${voice.id}' is not available on this deployment`);
+  const rate = body.sample_rate ?? DEFAULT_RATE[body.format];
+  if (!RATES[body.format].includes(rate))
+    throw new ApiError(
+      'invalid_request',
+      `sample_rate: ${body.format} takes ${RATES[body.format].join(', ')}, not ${rate}`,
+    );
+  const characters = [...body.text].length;
+  const costPaise = speechCost(voice.engine, characters);
+  const id = newId('speech', clock.now());
+  if (!(await deps.charges.reserve(workspaceId, id, costPaise)))
+    throw new ApiError('insufficient_balance', `the wallet cannot cover this speech (${costPaise} paise)`);
+  return {
+    speaker,
+    text: body.text,
+    language: voice.language,
+    record: {
+      id,
+      workspaceId,
+      voiceId: voice.id,
+      format: body.format,
+      sampleRate: rate,
+      characters,
+      costPaise,
+    },
+  };
+}
+
+/** Synthesises a held request into the response, streamed; its first audio decides the answer. */
+async function speak(
+  deps: SpeechRouteDeps,
+  clock: Clock,
+  request: PreparedSpeech,
+  reply: FastifyReply,
+): Promise<Readable> {
+  const { record } = request;
+  const controller = new AbortController();
+  const encoder = new SpeechEncoder(record.format as SpeechFormat, record.sampleRate);
+  const chunks = request.speaker.synthesize({
+    voiceId: record.voiceId,
+    text: request.text,
+    language: request.language,
+    signal: controller.signal,
+  });
+  // An engine that fails before its first audio gives a clean error, and costs nothing.
+  let first: IteratorResult<Int16Array>;
+  try {
+    first = await chunks.next();
+  } catch (error) {
+    await deps.charges.cancel(record.workspaceId, record.id);
+    throw new ApiError('internal', `synthesis failed: ${(error as Error).message}`);
+  }
+  reply
+    .header('content-type', encoder.contentType)
+    .header('x-speech-id', record.id)
+    .header('x-speech-cost-paise', String(record.costPaise));
+  return Readable.from(
+    streamAudio(first, chunks, encoder, {
+      done: (audioMs) => deps.charges.complete({ ...record, audioMs, createdAt: clock.now() }),
+      failed: () => {
+        controller.abort();
+        return deps.charges.cancel(record.workspaceId, record.id);
+      },
+    }),
+    { objectMode: false },
+  );
+}
+
+function speechObject(found: SpeechRecord) {
+  return {
+    id: found.id,
+    object: 'speech' as const,
+    voice_id: found.voiceId,
+    format: found.format as SpeechFormat,
+    sample_rate: found.sampleRate,
+    characters: found.characters,
+    audio_seconds: Math.round(found.audioMs) / 1000,
+    cost_paise: found.costPaise,
+    cost_inr: paiseToRupees(found.costPaise),
+    created_at: isoTime(found.createdAt),
+  };
 }
 
 /**
