@@ -18,7 +18,7 @@ import { SphinxTranscriber } from '../../engines/stt/index.ts';
 import { concat, espeak, espeakInstalled, wordOverlap } from '../../engines/stt/testing/speech.ts';
 import { backends, client, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 
-const [embedded] = await backends();
+const [embedded, shared] = await backends();
 
 interface SpeechEvent {
   event: string;
@@ -78,6 +78,39 @@ class ShiftedClock implements Clock {
   }
 }
 
+/** eSpeak NG speech (the espeak-ng program, as the STT suites use), in the session's encoding. */
+function speech(text: string, format: 'mulaw' | 'pcm16', sampleRate: number): Buffer {
+  let audio = espeak(text);
+  if (sampleRate !== 16000) {
+    const resampler = new Resampler(16000, sampleRate);
+    audio = concat(resampler.process(audio), resampler.flush());
+  }
+  return format === 'mulaw' ? Buffer.from(mulawEncode(audio)) : Buffer.from(pcm16ToBytes(audio));
+}
+
+function quiet(ms: number, format: 'mulaw' | 'pcm16', sampleRate: number): Buffer {
+  const samples = (ms * sampleRate) / 1000;
+  return format === 'mulaw' ? Buffer.alloc(samples, 0xff) : Buffer.alloc(samples * 2);
+}
+
+/** Sends `audio` in 100 ms pieces, `speedup` times faster than real time. */
+async function stream(session: Session, audio: Buffer, bytesPer100Ms: number, binary: boolean, speedup = 4) {
+  for (let at = 0; at < audio.length; at += bytesPer100Ms) {
+    const piece = audio.subarray(at, at + bytesPer100Ms);
+    if (binary) session.ws.send(piece);
+    else session.send({ event: 'audio_input', audio: piece.toString('base64') });
+    await sleep(100 / speedup);
+  }
+}
+
+async function ledgerEntry(base: string, key: string, reference: string): Promise<number | undefined> {
+  const page = await client(base, key)<{ data: { reference: string; amount_paise: number }[] }>(
+    'GET',
+    '/v2/wallet/transactions?limit=100',
+  );
+  return page.body.data.find((t) => t.reference === reference)?.amount_paise;
+}
+
 /** Phrases the small agent-calls model hears well in eSpeak NG's voice, at 8 and 16 kHz. */
 const PHRASES = ['i want to book an appointment', 'i would like to speak to an agent'];
 
@@ -96,44 +129,7 @@ describe('the speech APIs: live speech to text over the gateway, text to speech'
     new Session(new WebSocket(`${gateway}/v1/audio/transcriptions/stream?${query}`, { headers }));
   const withKey = (query: string, key = apiKey) => open(query, { authorization: `Bearer ${key}` });
 
-  /** eSpeak NG speech (the espeak-ng program, as the STT suites use), in the session's encoding. */
-  function speech(text: string, format: 'mulaw' | 'pcm16', sampleRate: number): Buffer {
-    let audio = espeak(text);
-    if (sampleRate !== 16000) {
-      const resampler = new Resampler(16000, sampleRate);
-      audio = concat(resampler.process(audio), resampler.flush());
-    }
-    return format === 'mulaw' ? Buffer.from(mulawEncode(audio)) : Buffer.from(pcm16ToBytes(audio));
-  }
-
-  function quiet(ms: number, format: 'mulaw' | 'pcm16', sampleRate: number): Buffer {
-    const samples = (ms * sampleRate) / 1000;
-    return format === 'mulaw' ? Buffer.alloc(samples, 0xff) : Buffer.alloc(samples * 2);
-  }
-
-  /** Sends `audio` in 100 ms pieces, `speedup` times faster than real time. */
-  async function stream(
-    session: Session,
-    audio: Buffer,
-    bytesPer100Ms: number,
-    binary: boolean,
-    speedup = 4,
-  ) {
-    for (let at = 0; at < audio.length; at += bytesPer100Ms) {
-      const piece = audio.subarray(at, at + bytesPer100Ms);
-      if (binary) session.ws.send(piece);
-      else session.send({ event: 'audio_input', audio: piece.toString('base64') });
-      await sleep(100 / speedup);
-    }
-  }
-
-  async function ledgerAmount(key: string, reference: string): Promise<number | undefined> {
-    const page = await client(platform.url, key)<{ data: { reference: string; amount_paise: number }[] }>(
-      'GET',
-      '/v2/wallet/transactions?limit=100',
-    );
-    return page.body.data.find((t) => t.reference === reference)?.amount_paise;
-  }
+  const ledgerAmount = (key: string, reference: string) => ledgerEntry(platform.url, key, reference);
 
   function assertSessionShape(session: Session, utterances: number): void {
     assert.equal(session.events[0]?.event, 'session.begin');
@@ -399,5 +395,66 @@ describe('the speech APIs: live speech to text over the gateway, text to speech'
     });
     assert.equal(response.status, 308);
     assert.equal(response.headers.get('location'), `${gateway}/v1/audio/transcriptions/stream?${query}`);
+  });
+});
+
+describe('live speech to text on PostgreSQL and Redis: the token claim, the session ceiling and the ledger', {
+  skip:
+    (!shared && 'PostgreSQL and Redis are not available') ||
+    (!SphinxTranscriber.available() && 'PocketSphinx is not installed') ||
+    (!espeakInstalled() && 'espeak-ng is not installed'),
+}, () => {
+  let platform: TestPlatform;
+  let key: string;
+  const open = (query: string, headers: Record<string, string> = {}): Session =>
+    new Session(
+      new WebSocket(`${platform.platform.gatewayUrl}/v1/audio/transcriptions/stream?${query}`, { headers }),
+    );
+
+  before(async () => {
+    platform = await startTestPlatform(shared!, { env: { ROLES: 'api,gateway' } });
+    key = (
+      await provisionWorkspace(platform.platform.store, { name: 'PG', mode: 'sandbox', balancePaise: 10_000 })
+    ).api_key;
+  });
+
+  after(async () => {
+    await platform?.close();
+  });
+
+  test('a token session billed once in PostgreSQL, the token refused again, 20 sessions at most', async () => {
+    const minted = await client(platform.url, key)<{ token: string }>('POST', '/v2/stream-tokens', {
+      body: {},
+    });
+    const query = `language_code=en-IN&encoding=mulaw&sample_rate=8000&token=${encodeURIComponent(minted.body.token)}`;
+    const session = open(query);
+    await session.opened;
+    session.send({ event: 'speech_start' });
+    await stream(
+      session,
+      Buffer.concat([speech(PHRASES[0]!, 'mulaw', 8000), quiet(300, 'mulaw', 8000)]),
+      800,
+      false,
+      8,
+    );
+    session.send({ event: 'speech_end' });
+    session.send({ event: 'end' });
+    await session.closed;
+    assert.equal(session.named('transcript.final').length, 1);
+    const end = session.named('session.end')[0]!;
+    assert.ok((end.cost_paise ?? 0) > 0);
+    assert.equal(await ledgerEntry(platform.url, key, end.session_id!), -(end.cost_paise ?? 0));
+    const again = open(query);
+    await again.closed;
+    assert.equal(again.events[0]?.code, 'token_reused');
+
+    const bearer = { authorization: `Bearer ${key}` };
+    const sessions = Array.from({ length: 20 }, () => open('language_code=en-IN', bearer));
+    await Promise.all(sessions.map((s) => s.until('begin', () => s.named('session.begin').length === 1)));
+    const extra = open('language_code=en-IN', bearer);
+    await extra.closed;
+    assert.equal(extra.events[0]?.code, 'too_many_sessions');
+    for (const s of sessions) s.ws.close();
+    await Promise.all(sessions.map((s) => s.closed));
   });
 });
