@@ -9,8 +9,10 @@ import type { Config } from '../core/config.ts';
 import type { Coordinator } from '../core/coord/types.ts';
 import type { Store } from '../core/store/types.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
+import type { SpeechToText } from '../engines/stt/types.ts';
 import type { VoiceCatalogue } from '../engines/tts/catalogue.ts';
 import type { VoiceRouter } from '../engines/tts/router.ts';
+import type { VoiceActivityDetector } from '../engines/vad/types.ts';
 import {
   answerClientError,
   answerUnsupportedExpectation,
@@ -58,6 +60,8 @@ export interface ApiDeps {
   voices: VoiceCatalogue;
   /** Speaks `POST /v2/speech`; unset, that route answers 501. */
   speaker?: VoiceRouter;
+  /** Transcribes `POST /v2/transcriptions/sync` on a node with speech engines; unset, that route answers 501. */
+  transcriber?: { stt: SpeechToText | undefined; vad: VoiceActivityDetector };
   metrics: Registry;
   logger: Logger;
 }

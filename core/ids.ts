@@ -19,6 +19,7 @@ export const ID_PREFIXES = {
   hold: 'hld',
   speech: 'sp',
   liveTranscription: 'stt',
+  transcription: 'trn',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

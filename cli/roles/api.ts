@@ -24,6 +24,9 @@ export async function startApiRole(parts: SharedParts, teardown: Teardown): Prom
     coord: parts.coord,
     voices: VoiceCatalogue.load(),
     speaker,
+    ...(parts.engines
+      ? { transcriber: { stt: parts.engines.engines.stt, vad: parts.engines.engines.vad } }
+      : {}),
     metrics: parts.metrics,
     logger,
     artifacts: parts.artifacts,

@@ -113,7 +113,7 @@ describe('contract, voices, health, metrics', () => {
     for (const [method, path] of [
       ['POST', '/v2/agents/flow/refine'],
       ['GET', '/v2/transcriptions'],
-      ['POST', '/v2/transcriptions/sync'],
+      ['POST', '/v2/transcriptions'],
       ['POST', '/v2/phone-numbers/import'],
     ] as const) {
       const r = await api(method, path, method === 'GET' ? {} : { body: {} });

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { mulawEncode, pcm16ToBytes, Resampler } from '../../codecs/index.ts';
+import { mulawEncode, pcm16ToBytes, Resampler, writeWav } from '../../codecs/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
 import { SphinxTranscriber } from '../../engines/stt/index.ts';
@@ -101,6 +101,11 @@ async function stream(session: Session, audio: Buffer, bytesPer100Ms: number, bi
     else session.send({ event: 'audio_input', audio: piece.toString('base64') });
     await sleep(100 / speedup);
   }
+}
+
+function downsample(audio: Int16Array): Int16Array {
+  const resampler = new Resampler(16000, 8000);
+  return concat(resampler.process(audio), resampler.flush());
 }
 
 async function ledgerEntry(base: string, key: string, reference: string): Promise<number | undefined> {
@@ -388,6 +393,70 @@ describe('the speech APIs: live speech to text over the gateway, text to speech'
     const local = voices.body.data.find((v) => v.engine === 'espeak');
     assert.equal(local?.price_per_1000_chars_paise, 50);
   });
+  test('a two-channel recording transcribed in one request: a speaker per channel, times, cost equal to the ledger', async () => {
+    const first = espeak(PHRASES[0]!);
+    const second = espeak(PHRASES[1]!);
+    const gap = 16_000 / 2;
+    const length = gap + first.length + gap + second.length + gap;
+    const left = new Int16Array(length);
+    const right = new Int16Array(length);
+    left.set(first, gap);
+    right.set(second, gap + first.length + gap);
+    const wav = writeWav({ sampleRate: 16000, channels: [left, right] });
+    const response = await api<{
+      id: string;
+      status: string;
+      duration_secs: number;
+      segments: { speaker: string; start_ms: number; end_ms: number; text: string; language: string }[];
+      cost_paise: number;
+    }>('POST', '/v2/transcriptions/sync?language_code=en-IN', {
+      rawBody: wav,
+      headers: { 'content-type': 'audio/wav' },
+    });
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.body.status, 'completed');
+    assert.match(response.body.id, /^trn_/);
+    const segments = response.body.segments;
+    assert.deepEqual([...new Set(segments.map((s) => s.speaker))], ['speaker_1', 'speaker_2']);
+    const firstOf2 = segments.find((s) => s.speaker === 'speaker_2')!;
+    assert.ok(
+      firstOf2.start_ms >= (gap + first.length + gap) / 16 - 300,
+      `speaker_2 starts at ${firstOf2.start_ms}`,
+    );
+    assert.ok(segments.every((s) => s.end_ms > s.start_ms && s.language === 'en-IN'));
+    const heard = segments.map((s) => s.text).join(' ');
+    assert.ok(wordOverlap(heard, PHRASES.join(' ')) >= 0.5, `heard "${heard}"`);
+    const seconds = Math.ceil(length / 16_000);
+    assert.equal(response.body.cost_paise, Math.ceil((seconds * 30) / 60));
+    assert.equal(await ledgerAmount(apiKey, response.body.id), -response.body.cost_paise);
+  });
+
+  test('a mono recording is degraded and free; bad recordings are refused', async () => {
+    const mono = Buffer.from(mulawEncode(concat(new Int16Array(8000), downsample(espeak(PHRASES[0]!)))));
+    const response = await api<{ id: string; status: string; cost_paise: number; segments: unknown[] }>(
+      'POST',
+      '/v2/transcriptions/sync',
+      { rawBody: mono, headers: { 'content-type': 'audio/basic' } },
+    );
+    assert.equal(response.status, 200, response.text);
+    assert.equal(response.body.status, 'degraded');
+    assert.equal(response.body.cost_paise, 0);
+    assert.ok(response.body.segments.length > 0);
+    assert.equal(await ledgerAmount(apiKey, response.body.id), undefined);
+    const long = writeWav({ sampleRate: 8000, channels: [new Int16Array(8000 * 61)] });
+    for (const [body, type] of [
+      [long, 'audio/wav'],
+      [Buffer.from('not a wav file'), 'audio/wav'],
+      [Buffer.from('{}'), 'application/json'],
+    ] as const) {
+      const refused = await api('POST', '/v2/transcriptions/sync', {
+        rawBody: body,
+        headers: { 'content-type': type },
+      });
+      assert.equal(refused.status, 400, refused.text);
+    }
+  });
+
   test('the API port redirects live speech to text to the gateway, the query kept', async () => {
     const query = 'language_code=en-IN&encoding=mulaw&sample_rate=8000';
     const response = await fetch(`${platform.url}/v1/audio/transcriptions/stream?${query}`, {
