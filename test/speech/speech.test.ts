@@ -8,6 +8,9 @@
  * equal to its ledger entry. Skipped when PocketSphinx or espeak-ng is not installed.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
@@ -16,6 +19,7 @@ import type { Clock } from '../../core/clock.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
 import { SphinxTranscriber } from '../../engines/stt/index.ts';
 import { concat, espeak, espeakInstalled, wordOverlap } from '../../engines/stt/testing/speech.ts';
+import { chromiumMissing, launchChromium } from '../../gateway/testing/chromium.ts';
 import { backends, client, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 
 const [embedded, shared] = await backends();
@@ -107,6 +111,39 @@ function downsample(audio: Int16Array): Int16Array {
   const resampler = new Resampler(16000, 8000);
   return concat(resampler.process(audio), resampler.flush());
 }
+
+/**
+ * Runs in the page (as source: the project compiles without the DOM's types): the microphone at 16 kHz, as
+ * PCM16 binary frames, bracketed as one utterance for `captureMs`; answers every event the session sent.
+ */
+const CAPTURE_IN_BROWSER = `async ({ url, captureMs }) => {
+  const events = [];
+  const microphone = await navigator.mediaDevices.getUserMedia({
+    audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false },
+  });
+  const context = new AudioContext({ sampleRate: 16000 });
+  const source = context.createMediaStreamSource(microphone);
+  const processor = context.createScriptProcessor(2048, 1, 1);
+  const ws = new WebSocket(url);
+  ws.onmessage = (message) => events.push(JSON.parse(String(message.data)));
+  const closed = new Promise((resolve) => { ws.onclose = resolve; });
+  await new Promise((resolve) => { ws.onopen = resolve; });
+  ws.send(JSON.stringify({ event: 'speech_start' }));
+  processor.onaudioprocess = (event) => {
+    const input = event.inputBuffer.getChannelData(0);
+    const pcm = new Int16Array(input.length);
+    for (let i = 0; i < input.length; i++) pcm[i] = Math.max(-32768, Math.min(32767, Math.round(input[i] * 32767)));
+    if (ws.readyState === WebSocket.OPEN) ws.send(pcm.buffer);
+  };
+  source.connect(processor);
+  processor.connect(context.destination);
+  await new Promise((resolve) => setTimeout(resolve, captureMs));
+  processor.disconnect();
+  ws.send(JSON.stringify({ event: 'speech_end' }));
+  ws.send(JSON.stringify({ event: 'end' }));
+  await closed;
+  return events;
+}`;
 
 async function ledgerEntry(base: string, key: string, reference: string): Promise<number | undefined> {
   const page = await client(base, key)<{ data: { reference: string; amount_paise: number }[] }>(
@@ -454,6 +491,42 @@ describe('the speech APIs: live speech to text over the gateway, text to speech'
         headers: { 'content-type': type },
       });
       assert.equal(refused.status, 400, refused.text);
+    }
+  });
+
+  test('a browser (headless Chromium) streams its microphone with a minted token', {
+    skip: chromiumMissing,
+  }, async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'live-stt-browser-'));
+    const wav = path.join(dir, 'microphone.wav');
+    const spoken = espeak(PHRASES[0]!);
+    writeFileSync(
+      wav,
+      writeWav({
+        sampleRate: 16000,
+        channels: [concat(new Int16Array(4800), spoken, new Int16Array(48_000))],
+      }),
+    );
+    const browser = await launchChromium(wav);
+    try {
+      const minted = await api<{ token: string; url: string }>('POST', '/v2/stream-tokens', {
+        body: { language_code: 'en-IN' },
+      });
+      const page = await browser.newPage();
+      await page.goto(`${gateway.replace(/^ws/, 'http')}/web/static/index.html`);
+      const url = `${minted.body.url}?language_code=en-IN&encoding=pcm16&sample_rate=16000&token=${encodeURIComponent(minted.body.token)}`;
+      const captureMs = Math.ceil((4800 + spoken.length) / 16) + 600;
+      const events = (await page.evaluate(
+        `(${CAPTURE_IN_BROWSER})(${JSON.stringify({ url, captureMs })})`,
+      )) as SpeechEvent[];
+      assert.equal(events[0]?.event, 'session.begin', JSON.stringify(events));
+      assert.equal(events.at(-1)?.event, 'session.end');
+      const finals = events.filter((e) => e.event === 'transcript.final');
+      assert.equal(finals.length, 1);
+      assert.ok(wordOverlap(finals[0]!.text ?? '', PHRASES[0]!) >= 0.5, `heard "${finals[0]!.text}"`);
+    } finally {
+      await browser.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
