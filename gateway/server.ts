@@ -154,7 +154,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       streams.closing = true;
       stopAccepting();
       streams.closeAll();
-      options.liveTranscription?.closeAll();
+      await options.liveTranscription?.closeAll();
       clearInterval(housekeeping);
       // Let the close frames go out before the app tears down what is left.
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { verifySpeechToken } from '../../core/auth/speech-tokens.ts';
 import type { StreamTokens } from '../../core/auth/stream-tokens.ts';
@@ -135,8 +136,10 @@ export class LiveTranscriptionService {
     return session;
   }
 
-  closeAll(): void {
-    for (const session of [...this.sessions]) session.shutdown();
+  /** Ends every open session (the gateway shuts down) and waits, at most `waitMs`, for them to be billed. */
+  async closeAll(waitMs = 5_000): Promise<void> {
+    const ending = Promise.allSettled([...this.sessions].map((session) => session.shutdown()));
+    await Promise.race([ending, sleep(waitMs, undefined, { ref: false })]);
   }
 
   private slotScope(workspaceId: string): string {

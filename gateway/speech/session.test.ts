@@ -147,3 +147,17 @@ test('the longest session ends at its limit; a lost socket is still billed, once
   await sleep(10);
   assert.equal(lost.transport.sent.at(-1)?.event, 'session.begin');
 });
+
+test('a gateway shutting down ends its sessions billed, with service_unavailable and close 4503', async () => {
+  const { live, transport, settled, json } = session();
+  json({ event: 'speech_start' });
+  live.receive(new Uint8Array(800), true);
+  await live.shutdown();
+  assert.deepEqual(
+    transport.sent.map((e) => e.event),
+    ['session.begin', 'transcript.final', 'error', 'session.end'],
+  );
+  assert.equal(transport.sent[2]?.code, 'service_unavailable');
+  assert.deepEqual(transport.closedWith, [4503, 'going_away']);
+  assert.deepEqual(settled, [100]);
+});

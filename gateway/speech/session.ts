@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { LiveTranscriptionCharge } from '../../core/speech/live-billing.ts';
 import type { UtteranceFinal, UtteranceListener, Utterances } from '../../pipeline/speech/utterances.ts';
@@ -50,6 +51,9 @@ export interface SessionServices {
 }
 
 type Phase = 'open' | 'ending' | 'ended';
+
+/** How long an ending session waits for the engine's last words before it ends without them. */
+const FINISH_WAIT_MS = 10_000;
 
 /**
  * One live speech-to-text session over an open socket: reads the client's frames, decodes and frames the audio,
@@ -139,9 +143,10 @@ export class LiveTranscriptionSession {
     void this.finishUp();
   }
 
-  /** The gateway shuts down. */
-  shutdown(): void {
-    void this.end('going_away', 'service_unavailable', 'the gateway is shutting down; reconnect');
+  /** The gateway shuts down; resolves once the session is billed. */
+  async shutdown(): Promise<void> {
+    await this.end('going_away', 'service_unavailable', 'the gateway is shutting down; reconnect');
+    await this.settlement;
   }
 
   private handle(frame: ClientFrame): void {
@@ -214,11 +219,20 @@ export class LiveTranscriptionSession {
     if (this.phase !== 'open') return;
     this.phase = 'ending';
     this.stopTimers();
-    try {
-      await this.utterances.finish(this.audioMs);
-    } catch (error) {
-      this.log.warn({ err: error, session_id: this.admitted.sessionId }, 'live transcription finish failed');
-    }
+    // An engine that never finishes must not hold the session (and its bill) open.
+    const finished = this.utterances.finish(this.audioMs).then(
+      () => true,
+      (error: unknown) => {
+        this.log.warn(
+          { err: error, session_id: this.admitted.sessionId },
+          'live transcription finish failed',
+        );
+        return true;
+      },
+    );
+    const gaveUp = sleep(FINISH_WAIT_MS, false, { ref: false });
+    if (!(await Promise.race([finished, gaveUp])))
+      this.log.warn({ session_id: this.admitted.sessionId }, 'the speech engine did not finish in time');
     if (code && message) this.send({ event: 'error', code, message });
     const charge = await this.finishUp();
     if (this.phase === 'ending') {
