@@ -118,6 +118,7 @@ export const agentSettingsSchema = z.object({
   tools: z.array(toolSchema),
   flow: flowSchema.optional(),
   calls_from: z.object({ pool_id: z.string() }).optional(),
+  webhook_url: z.string().optional(),
 });
 
 /**

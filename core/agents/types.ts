@@ -17,6 +17,8 @@ export interface AgentSettings {
   tools: ToolDefinition[];
   flow?: Flow;
   calls_from?: { pool_id: string };
+  /** Where the `call.*` webhooks of the agent's incoming calls go (outgoing calls name their own). */
+  webhook_url?: string;
 }
 
 export interface EndCallSettings {
@@ -205,9 +207,10 @@ export type AgentInput = { name: string } & Partial<
   };
 
 /** A partial update: objects merge one level deep, `null` clears `flow` and `calls_from`. */
-export type AgentPatch = Partial<Omit<AgentInput, 'flow' | 'calls_from'>> & {
+export type AgentPatch = Partial<Omit<AgentInput, 'flow' | 'calls_from' | 'webhook_url'>> & {
   flow?: unknown;
   calls_from?: { pool_id: string } | null;
+  webhook_url?: string | null;
 };
 
 /** Voices as the agent rules need them; the composition root hands in the catalogue. */
