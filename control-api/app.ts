@@ -13,7 +13,10 @@ import { SecretCipher } from '../core/secrets/cipher.ts';
 import type { Store } from '../core/store/types.ts';
 import { TwilioAccounts } from '../core/telephony/twilio-account.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
+import type { SpeechToText } from '../engines/stt/types.ts';
 import type { VoiceCatalogue } from '../engines/tts/catalogue.ts';
+import type { VoiceRouter } from '../engines/tts/router.ts';
+import type { VoiceActivityDetector } from '../engines/vad/types.ts';
 import {
   answerClientError,
   answerUnsupportedExpectation,
@@ -26,6 +29,7 @@ import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.t
 import { registerHttpMetrics } from './plugins/metrics.ts';
 import { registerTwilioCallbackRoutes } from './routes/carriers/twilio.ts';
 import { registerTwilioVoiceRoutes } from './routes/carriers/twilio-voice.ts';
+import { registerLiveSttRedirect } from './routes/live-stt-redirect.ts';
 import { registerRecordingRoutes } from './routes/recordings.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerV2 } from './routes/v2/plugin.ts';
@@ -62,6 +66,10 @@ export interface ApiDeps {
   clock?: Clock;
   coord: Coordinator;
   voices: VoiceCatalogue;
+  /** Speaks `POST /v2/speech`; unset, that route answers 501. */
+  speaker?: VoiceRouter;
+  /** Transcribes `POST /v2/transcriptions/sync` on a node with speech engines; unset, that route answers 501. */
+  transcriber?: { stt: SpeechToText | undefined; vad: VoiceActivityDetector };
   metrics: Registry;
   logger: Logger;
 }
@@ -119,6 +127,7 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
     });
   }
   registerRecordingRoutes(app, routes, deps);
+  registerLiveSttRedirect(app, routes, deps.gatewayUrl);
   registerSystemRoutes(app, {
     registry: routes,
     store: deps.store,

@@ -17,6 +17,9 @@ export const ID_PREFIXES = {
   flowTest: 'frf',
   transaction: 'txn',
   hold: 'hld',
+  speech: 'sp',
+  liveTranscription: 'stt',
+  transcription: 'trn',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -319,6 +319,19 @@ export interface CampaignContactsTable {
   updated_at: number;
 }
 
+export interface SpeechRequestsTable {
+  id: string;
+  workspace_id: string;
+  voice_id: string;
+  /** `wav`, `pcm16` or `mulaw`. */
+  format: string;
+  sample_rate: number;
+  characters: number;
+  audio_ms: number;
+  cost_paise: number;
+  created_at: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -341,4 +354,5 @@ export interface Database {
   phone_pools: PhonePoolsTable;
   telephony_submissions: TelephonySubmissionsTable;
   telephony_quotes: TelephonyQuotesTable;
+  speech_requests: SpeechRequestsTable;
 }

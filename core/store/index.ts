@@ -15,6 +15,7 @@ import { IdempotencyStore } from './repos/idempotency.ts';
 import { PhoneNumberStore } from './repos/phone-numbers.ts';
 import { PhonePoolStore } from './repos/phone-pools.ts';
 import { SecretStore } from './repos/secrets.ts';
+import { SpeechStore } from './repos/speech.ts';
 import { TelephonyStore } from './repos/telephony.ts';
 import { ToolRunStore } from './repos/tool-runs.ts';
 import { ToolSecretStore } from './repos/tool-secrets.ts';
@@ -54,6 +55,7 @@ function repositories(scope: Scope): Repositories {
     phoneNumbers: new PhoneNumberStore(scope),
     phonePools: new PhonePoolStore(scope),
     telephony: new TelephonyStore(scope),
+    speech: new SpeechStore(scope),
   };
 }
 
@@ -73,6 +75,7 @@ class SqlStore implements Store {
   readonly phoneNumbers: Repositories['phoneNumbers'];
   readonly phonePools: Repositories['phonePools'];
   readonly telephony: Repositories['telephony'];
+  readonly speech: Repositories['speech'];
 
   constructor(
     private readonly scope: Scope,
@@ -94,6 +97,7 @@ class SqlStore implements Store {
     this.phoneNumbers = repos.phoneNumbers;
     this.phonePools = repos.phonePools;
     this.telephony = repos.telephony;
+    this.speech = repos.speech;
   }
 
   get dialect(): DialectName {

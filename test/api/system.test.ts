@@ -113,7 +113,7 @@ describe('contract, voices, health, metrics', () => {
     for (const [method, path] of [
       ['POST', '/v2/agents/flow/refine'],
       ['GET', '/v2/transcriptions'],
-      ['POST', '/v2/speech'],
+      ['POST', '/v2/transcriptions'],
     ] as const) {
       const r = await api(method, path, method === 'GET' ? {} : { body: {} });
       assert.equal(r.status, 501, `${method} ${path}`);

@@ -8,6 +8,8 @@ import { CampaignService } from '../../../core/campaigns/service.ts';
 import { announceThrough } from '../../../core/events/announce.ts';
 import { SecretCipher } from '../../../core/secrets/cipher.ts';
 import { SecretService } from '../../../core/secrets/service.ts';
+import { SpeechCharges } from '../../../core/speech/speech-charges.ts';
+import { TranscriptionCharges } from '../../../core/speech/transcription-charges.ts';
 import { NumberService } from '../../../core/telephony/numbers.ts';
 import { Pacer } from '../../../core/telephony/pacing.ts';
 import { PoolService } from '../../../core/telephony/pools.ts';
@@ -33,7 +35,10 @@ import { registerPhoneNumberRoutes } from './phone-numbers.ts';
 import { registerPhonePoolRoutes } from './phone-pools.ts';
 import { registerAgentRevisionRoutes } from './revisions.ts';
 import { registerSecretRoutes } from './secrets.ts';
+import { registerSpeechRoutes } from './speech.ts';
+import { registerStreamTokenRoutes } from './stream-tokens.ts';
 import { registerTelephonyRoutes } from './telephony.ts';
+import { registerTranscriptionRoutes } from './transcriptions.ts';
 import { registerVoiceRoutes } from './voices.ts';
 import { registerWalletRoutes } from './wallet.ts';
 
@@ -100,6 +105,17 @@ export function registerV2(
           },
         }),
       );
+      registerStreamTokenRoutes(v2, registry, deps);
+      registerSpeechRoutes(v2, registry, {
+        speaker: deps.speaker,
+        charges: new SpeechCharges(deps.store),
+        ...(deps.clock ? { clock: deps.clock } : {}),
+      });
+      registerTranscriptionRoutes(v2, registry, {
+        engines: deps.transcriber,
+        charges: new TranscriptionCharges(deps.store),
+        ...(deps.clock ? { clock: deps.clock } : {}),
+      });
       registerNotLiveRoutes(v2, registry);
     },
     { prefix: V2_PREFIX },

@@ -7,6 +7,7 @@ import * as dnc from './0004_dnc.ts';
 import * as telephony from './0005_telephony.ts';
 import * as campaigns from './0006_campaigns.ts';
 import * as inbound from './0007_inbound.ts';
+import * as speech from './0008_speech.ts';
 import * as campaignCalls from './0010_campaign_calls.ts';
 
 /**
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005_telephony': telephony,
   '0006_campaigns': campaigns,
   '0007_inbound': inbound,
+  '0008_speech': speech,
   '0010_campaign_calls': campaignCalls,
 };
 
