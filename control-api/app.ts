@@ -7,6 +7,7 @@ import type { CallLifecycle } from '../core/calls/lifecycle.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Coordinator } from '../core/coord/types.ts';
+import type { FlowModelSet } from '../core/flows/jobs/models.ts';
 import type { Store } from '../core/store/types.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
 import type { VoiceCatalogue } from '../engines/tts/catalogue.ts';
@@ -56,6 +57,8 @@ export interface ApiDeps {
   voices: VoiceCatalogue;
   metrics: Registry;
   logger: Logger;
+  /** The models flow drafts and tests run on; none configured when absent. */
+  flowModels?: FlowModelSet;
 }
 
 /** The control API: the v2 product (one plugin), carrier callbacks, recordings, the OpenAPI document, health and metrics. */

@@ -313,6 +313,22 @@ export interface CampaignContactsTable {
   updated_at: number;
 }
 
+export interface FlowJobsTable {
+  id: string;
+  workspace_id: string;
+  agent_id: string | null;
+  status: string;
+  /** JSON: the request as sent. */
+  input: string;
+  /** JSON: the job's state, rewritten after every step. */
+  state: string;
+  lease_owner: string | null;
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+  ended_at: number | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -335,4 +351,5 @@ export interface Database {
   phone_pools: PhonePoolsTable;
   telephony_submissions: TelephonySubmissionsTable;
   telephony_quotes: TelephonyQuotesTable;
+  flow_jobs: FlowJobsTable;
 }

@@ -11,6 +11,7 @@ import { CallStore } from './repos/calls.ts';
 import { CampaignStore } from './repos/campaigns.ts';
 import { DncStore } from './repos/dnc.ts';
 import { EventStore } from './repos/events.ts';
+import { FlowJobStore } from './repos/flow-jobs.ts';
 import { IdempotencyStore } from './repos/idempotency.ts';
 import { PhoneNumberStore } from './repos/phone-numbers.ts';
 import { PhonePoolStore } from './repos/phone-pools.ts';
@@ -54,6 +55,7 @@ function repositories(scope: Scope): Repositories {
     phoneNumbers: new PhoneNumberStore(scope),
     phonePools: new PhonePoolStore(scope),
     telephony: new TelephonyStore(scope),
+    flowJobs: new FlowJobStore(scope),
   };
 }
 
@@ -73,6 +75,7 @@ class SqlStore implements Store {
   readonly phoneNumbers: Repositories['phoneNumbers'];
   readonly phonePools: Repositories['phonePools'];
   readonly telephony: Repositories['telephony'];
+  readonly flowJobs: Repositories['flowJobs'];
 
   constructor(
     private readonly scope: Scope,
@@ -94,6 +97,7 @@ class SqlStore implements Store {
     this.phoneNumbers = repos.phoneNumbers;
     this.phonePools = repos.phonePools;
     this.telephony = repos.telephony;
+    this.flowJobs = repos.flowJobs;
   }
 
   get dialect(): DialectName {

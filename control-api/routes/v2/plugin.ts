@@ -2,7 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { AgentService } from '../../../core/agents/service.ts';
 import { DncList } from '../../../core/campaigns/dnc.ts';
 import { CampaignService } from '../../../core/campaigns/service.ts';
+import { systemClock } from '../../../core/clock.ts';
 import { announceThrough } from '../../../core/events/announce.ts';
+import { FlowDrafts } from '../../../core/flows/generate.ts';
+import { NO_FLOW_MODELS } from '../../../core/flows/jobs/models.ts';
+import { FlowJobService } from '../../../core/flows/jobs/service.ts';
 import { SecretCipher } from '../../../core/secrets/cipher.ts';
 import { SecretService } from '../../../core/secrets/service.ts';
 import { NumberService } from '../../../core/telephony/numbers.ts';
@@ -21,6 +25,7 @@ import { registerAgentRoutes } from './agents.ts';
 import { registerCallRoutes } from './calls.ts';
 import { registerCampaignRoutes } from './campaigns.ts';
 import { registerDncRoutes } from './dnc.ts';
+import { registerFlowJobRoutes } from './flow-jobs.ts';
 import { registerLiveCallRoutes } from './live-calls.ts';
 import { registerNotLiveRoutes } from './not-live.ts';
 import { registerPhoneNumberRoutes } from './phone-numbers.ts';
@@ -75,6 +80,14 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
         v2,
         registry,
         new CampaignService(deps.store, announceThrough(deps.coord), deps.clock),
+      );
+      const flowModels = deps.flowModels ?? NO_FLOW_MODELS;
+      const clock = deps.clock ?? systemClock;
+      registerFlowJobRoutes(
+        v2,
+        registry,
+        new FlowJobService(deps.store, flowModels, clock),
+        new FlowDrafts(deps.store, flowModels, clock),
       );
       registerNotLiveRoutes(v2, registry);
     },

@@ -6,6 +6,7 @@ import * as toolsSecrets from './0003_tools_secrets.ts';
 import * as dnc from './0004_dnc.ts';
 import * as telephony from './0005_telephony.ts';
 import * as campaigns from './0006_campaigns.ts';
+import * as flowJobs from './0009_flow_jobs.ts';
 
 /**
  * Every migration, in order, listed statically (no folder scan: the list is what ships). Append new ones with
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_dnc': dnc,
   '0005_telephony': telephony,
   '0006_campaigns': campaigns,
+  '0009_flow_jobs': flowJobs,
 };
 
 const provider: MigrationProvider = {

@@ -1,0 +1,100 @@
+import type { FastifyInstance } from 'fastify';
+import type { FlowDrafts } from '../../../core/flows/generate.ts';
+import type { FlowJobService } from '../../../core/flows/jobs/service.ts';
+import { type RouteDefinition, type RouteRegistry, registerRoutes, route } from '../../http/route.ts';
+import { idParams } from '../../schemas/common.ts';
+import { flowDraftSchema, flowRefinementSchema, generateBody, refineBody } from '../../schemas/flow-jobs.ts';
+
+const tag = 'Flow tests';
+
+export function registerFlowJobRoutes(
+  app: FastifyInstance,
+  registry: RouteRegistry,
+  jobs: FlowJobService,
+  drafts: FlowDrafts,
+): void {
+  registerRoutes(app, registry, [
+    refineRoute(jobs),
+    getRefinementRoute(jobs),
+    cancelRefinementRoute(jobs),
+    latestRefinementRoute(jobs),
+    generateRoute(drafts),
+  ]);
+}
+
+function refineRoute(jobs: FlowJobService): RouteDefinition {
+  return route({
+    method: 'POST',
+    url: '/agents/flow/refine',
+    operationId: 'refineFlow',
+    summary:
+      'Test and fix a flow: simulated calls, review, revision, verification (202 at once; poll the job). 10 per workspace per hour',
+    tag,
+    body: refineBody,
+    responses: { 202: { description: 'The job, running', schema: flowRefinementSchema } },
+    errors: ['invalid_request', 'invalid_flow', 'not_found', 'rate_limited', 'model_unavailable'],
+    handler: async ({ auth, body, reply }) => {
+      const job = await jobs.start(auth.workspaceId, body);
+      reply.code(202);
+      return job;
+    },
+  });
+}
+
+function getRefinementRoute(jobs: FlowJobService): RouteDefinition {
+  return route({
+    method: 'GET',
+    url: '/agents/flow/refine/:id',
+    operationId: 'getFlowRefinement',
+    summary: 'Read a flow test (kept 24 hours)',
+    tag,
+    params: idParams('flowTest'),
+    responses: { 200: { description: 'The job', schema: flowRefinementSchema } },
+    errors: ['not_found'],
+    handler: async ({ auth, params }) => jobs.get(auth.workspaceId, params.id),
+  });
+}
+
+function cancelRefinementRoute(jobs: FlowJobService): RouteDefinition {
+  return route({
+    method: 'POST',
+    url: '/agents/flow/refine/:id/cancel',
+    operationId: 'cancelFlowRefinement',
+    summary:
+      'Cancel a running flow test: what had answered is charged, finished rounds are kept. A job that ended is answered unchanged (200)',
+    tag,
+    params: idParams('flowTest'),
+    bodyOptional: true,
+    responses: { 200: { description: 'The job', schema: flowRefinementSchema } },
+    errors: ['not_found'],
+    handler: async ({ auth, params }) => jobs.cancel(auth.workspaceId, params.id),
+  });
+}
+
+function latestRefinementRoute(jobs: FlowJobService): RouteDefinition {
+  return route({
+    method: 'GET',
+    url: '/agents/:id/flow/refinement',
+    operationId: 'getAgentFlowRefinement',
+    summary: 'The latest flow test started with this agent, for 24 hours after it started',
+    tag,
+    params: idParams('agent'),
+    responses: { 200: { description: 'The job', schema: flowRefinementSchema } },
+    errors: ['not_found'],
+    handler: async ({ auth, params }) => jobs.latestForAgent(auth.workspaceId, params.id),
+  });
+}
+
+function generateRoute(drafts: FlowDrafts): RouteDefinition {
+  return route({
+    method: 'POST',
+    url: '/agents/flow/generate',
+    operationId: 'generateFlow',
+    summary: 'Draft a flow from a brief (synchronous; charged as one flow_generation transaction)',
+    tag,
+    body: generateBody,
+    responses: { 200: { description: 'The draft; not saved', schema: flowDraftSchema } },
+    errors: ['invalid_request', 'model_unavailable', 'insufficient_balance'],
+    handler: async ({ auth, body }) => drafts.generate(auth.workspaceId, body),
+  });
+}
