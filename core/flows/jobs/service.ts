@@ -51,7 +51,10 @@ export class FlowJobService {
   async start(workspaceId: string, request: RefineRequest): Promise<FlowRefinementBody> {
     if (request.flow === undefined) throw new ApiError('invalid_request', 'flow is required');
     if (request.calls === undefined && request.simulate === undefined && request.examples === undefined) {
-      throw new ApiError('invalid_request', 'no test specified: give calls or simulate (or examples to replay)');
+      throw new ApiError(
+        'invalid_request',
+        'no test specified: give calls or simulate (or examples to replay)',
+      );
     }
     const agent = request.agent_id ? await this.store.agents.get(workspaceId, request.agent_id) : undefined;
     if (request.agent_id && !agent) throw notFound(`agent ${request.agent_id}`);
