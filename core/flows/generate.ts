@@ -24,12 +24,16 @@ export interface GenerateRequest {
 }
 
 const DRAFT_TOKENS = 16_000;
+/** A repair is not started with less time than this left. */
+const MIN_ATTEMPT_MS = 2_000;
 
 export class FlowDrafts {
   constructor(
     private readonly store: Store,
     private readonly models: FlowModelSet,
     private readonly clock: Clock,
+    /** The whole draft, repair included: inside the API's answer deadline, so no draft is charged unseen. */
+    private readonly budgetMs: number,
   ) {}
 
   async generate(workspaceId: string, request: GenerateRequest) {
@@ -45,7 +49,15 @@ export class FlowDrafts {
     if (availablePaise <= 0)
       throw new ApiError('insufficient_balance', 'the wallet is empty; top it up to draft flows');
     const usage = emptyUsage();
+    const deadline = Date.now() + this.budgetMs;
     const request1 = async (system: string, data: Record<string, unknown>): Promise<Answer> => {
+      const left = Math.min(this.models.timeoutMs, deadline - Date.now());
+      if (left < MIN_ATTEMPT_MS) {
+        throw new ApiError(
+          'model_unavailable',
+          'the model did not draft a valid flow within the request budget; nothing was charged',
+        );
+      }
       const answer = await ask(
         model.llm,
         {
@@ -55,7 +67,7 @@ export class FlowDrafts {
           ],
           maxTokens: DRAFT_TOKENS,
         },
-        this.models.timeoutMs,
+        left,
       ).catch((error: unknown) => {
         throw new ApiError(
           'model_unavailable',
