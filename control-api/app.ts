@@ -59,6 +59,8 @@ export interface ApiDeps {
   logger: Logger;
   /** The models flow drafts and tests run on; none configured when absent. */
   flowModels?: FlowModelSet;
+  /** How long `POST /v2/agents/flow/generate` waits for its draft before answering 202 (default 20 s). */
+  flowDraftWaitMs?: number;
 }
 
 /** The control API: the v2 product (one plugin), carrier callbacks, recordings, the OpenAPI document, health and metrics. */

@@ -109,6 +109,7 @@ const envSchema = z.object({
   FLOW_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   FLOW_SIM_MAX_TURNS: z.coerce.number().int().min(1).max(60).default(16),
   FLOW_MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(120_000),
+  FLOW_DRAFT_WAIT_MS: z.coerce.number().int().min(0).max(29_000).default(20_000),
   TWILIO_API_BASE: z.string().url().default('https://api.twilio.com'),
   TWILIO_ACCOUNT_SID: z
     .string()
@@ -146,6 +147,8 @@ export interface FlowJobSettings {
   readonly maxTurns: number;
   /** One model request, from sending to its last word. */
   readonly modelTimeoutMs: number;
+  /** How long a draft request waits for its draft before answering 202 with the job. */
+  readonly draftWaitMs: number;
 }
 
 export interface Config {
@@ -331,6 +334,7 @@ function flowJobsOf(e: z.infer<typeof envSchema>): FlowJobSettings {
     concurrency: e.FLOW_JOB_CONCURRENCY,
     maxTurns: e.FLOW_SIM_MAX_TURNS,
     modelTimeoutMs: e.FLOW_MODEL_TIMEOUT_MS,
+    draftWaitMs: e.FLOW_DRAFT_WAIT_MS,
   });
 }
 

@@ -24,6 +24,7 @@ export async function startApiRole(parts: SharedParts, teardown: Teardown): Prom
     twilioAuthToken: config.twilio?.authToken,
     clock: parts.clock,
     flowModels: buildFlowModels(config),
+    flowDraftWaitMs: config.flowJobs.draftWaitMs,
   });
   teardown.add(() => app.close());
   await app.listen({ host: config.host, port: config.port }).catch((error: unknown) => {

@@ -130,12 +130,16 @@ export const flowRefinementSchema = z.object({
 });
 
 export const flowDraftSchema = z.object({
+  id: z.string().regex(/^fdr_[0-9A-Z]{26}$/),
   object: z.literal('flow_draft'),
-  id: z.string(),
-  flow: flowSchema,
-  input_schema: z.record(z.string(), z.unknown()),
-  variables: z.record(z.string(), z.string()),
-  tokens: z.object({ input: z.number().int(), output: z.number().int(), total: z.number().int() }),
-  cost: z.object({ amount_inr: z.number(), transaction_id: z.string().nullable() }),
+  status: z.enum(['running', 'succeeded', 'failed']),
   model: z.enum(FLOW_JOB_MODELS),
+  flow: flowSchema.nullable().describe('Once succeeded: passes every rule of saving a flow; not saved'),
+  input_schema: z.record(z.string(), z.unknown()).nullable(),
+  variables: z.record(z.string(), z.string()).nullable(),
+  tokens: z.object({ input: z.number().int(), output: z.number().int(), total: z.number().int() }),
+  cost: z.object({ amount_inr: z.number(), charged: z.boolean(), transaction_id: z.string().nullable() }),
+  failure_reason: z.object({ code: z.string(), message: z.string() }).nullable(),
+  created_at: timestamp,
+  ended_at: timestamp.nullable(),
 });

@@ -1,19 +1,33 @@
 /**
- * Drafting a flow from a brief (`POST /v2/agents/flow/generate`): one request to the reviewing model, the draft
- * checked by every rule of saving a flow and repaired once by the model when it breaks one; charged as one
- * `flow_generation` transaction (reference `fdr_...`). Synchronous: a draft is one answer of a few thousand
- * tokens, well inside the API's 30 s (README "Flow tests").
+ * Drafting a flow from a brief (`POST /v2/agents/flow/generate`). A draft is a job of the worker role (kind
+ * `generate`, `fdr_...`) like a flow test, because a slow model cannot write a whole graph inside the API's
+ * 30 s (README "Flow tests", measured by `npm run bench:flow-generate`): the request waits for it up to
+ * `waitMs` and answers the finished draft (200), or the running job to poll (202).
+ *
+ * The worker asks the reviewing model once, checks the draft by every rule of saving a flow, and asks once
+ * more to repair it when it breaks one; a draft that still breaks one fails. It is charged, succeeded or
+ * failed, for what answered, as one `flow_generation` transaction whose reference is the job id.
  */
+import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { paiseToRupees } from '../money.ts';
-import { InsufficientBalanceError, type Store } from '../store/types.ts';
+import type { FlowJobRecord, Store } from '../store/types.ts';
+import { endJob } from './jobs/ending.ts';
 import { inputSchemaOf, typeOfValue, variablesRead } from './jobs/graph.ts';
-import { type Answer, ask, type FlowModelSet, jsonObjectIn, MODEL_SETTING } from './jobs/models.ts';
+import { ask, type FlowModelSet, jsonObjectIn, MODEL_SETTING } from './jobs/models.ts';
 import { costPaise, emptyUsage, hostedMicroPaise, totalTokens } from './jobs/pricing.ts';
 import { dataMessage, GENERATE_PROMPT, REPAIR_PROMPT } from './jobs/prompts.ts';
-import { DEFAULT_FLOW_JOB_MODEL, type FlowJobModel } from './jobs/stored.ts';
+import {
+  DEFAULT_FLOW_JOB_MODEL,
+  type DraftInput,
+  type DraftState,
+  type FlowJobModel,
+  jobJson,
+  storedDraftInput,
+  storedDraftState,
+} from './jobs/stored.ts';
 import { validateFlow } from './validate.ts';
 
 export interface GenerateRequest {
@@ -24,117 +38,188 @@ export interface GenerateRequest {
 }
 
 const DRAFT_TOKENS = 16_000;
-/** A repair is not started with less time than this left. */
-const MIN_ATTEMPT_MS = 2_000;
+const RETENTION_MS = 24 * 60 * 60 * 1000;
+const WAIT_POLL_MS = 50;
 
+export function flowDraftBody(record: FlowJobRecord) {
+  const input = storedDraftInput(record.input);
+  const state = storedDraftState(record.state);
+  const ended = record.status !== 'running';
+  const result = record.status === 'succeeded' ? state.result : null;
+  return {
+    id: record.id,
+    object: 'flow_draft' as const,
+    status: record.status,
+    model: input.model,
+    flow: result?.flow ?? null,
+    input_schema: result ? inputSchemaOf(result.variables) : null,
+    variables: result?.variables ?? null,
+    tokens: totalTokens(state.usage),
+    cost: {
+      amount_inr: paiseToRupees(ended ? (state.charge?.amount_paise ?? 0) : costPaise(state.usage)),
+      charged: ended,
+      transaction_id: ended ? (state.charge?.transaction_id ?? null) : null,
+    },
+    failure_reason: record.status === 'failed' ? state.failure : null,
+    created_at: new Date(record.createdAt).toISOString(),
+    ended_at: record.endedAt === null ? null : new Date(record.endedAt).toISOString(),
+  };
+}
+
+export type FlowDraftBody = ReturnType<typeof flowDraftBody>;
+
+/** The API's side of drafts: start one and wait for it a while; read one. */
 export class FlowDrafts {
   constructor(
     private readonly store: Store,
     private readonly models: FlowModelSet,
     private readonly clock: Clock,
-    /** The whole draft, repair included: inside the API's answer deadline, so no draft is charged unseen. */
-    private readonly budgetMs: number,
+    /** How long a request waits for its draft before it answers 202 with the running job. */
+    private readonly waitMs: number,
   ) {}
 
-  async generate(workspaceId: string, request: GenerateRequest) {
-    const modelName = request.model ?? DEFAULT_FLOW_JOB_MODEL;
-    const model = this.models.reviewing[modelName];
-    if (!model) {
+  async generate(
+    workspaceId: string,
+    request: GenerateRequest,
+  ): Promise<{ finished: boolean; draft: FlowDraftBody }> {
+    const model = request.model ?? DEFAULT_FLOW_JOB_MODEL;
+    if (!this.models.reviewing[model]) {
       throw new ApiError(
         'model_unavailable',
-        `the model ${modelName} is not configured: set ${MODEL_SETTING[modelName]}`,
+        `the model ${model} is not configured: set ${MODEL_SETTING[model]}`,
       );
     }
-    const { availablePaise } = await this.store.wallet.balance(workspaceId);
-    if (availablePaise <= 0)
-      throw new ApiError('insufficient_balance', 'the wallet is empty; top it up to draft flows');
-    const usage = emptyUsage();
-    const deadline = Date.now() + this.budgetMs;
-    const request1 = async (system: string, data: Record<string, unknown>): Promise<Answer> => {
-      const left = Math.min(this.models.timeoutMs, deadline - Date.now());
-      if (left < MIN_ATTEMPT_MS) {
-        throw new ApiError(
-          'model_unavailable',
-          'the model did not draft a valid flow within the request budget; nothing was charged',
-        );
-      }
-      const answer = await ask(
+    const input: DraftInput = {
+      brief: request.brief,
+      language: request.language ?? null,
+      variables: request.variables ?? {},
+      model,
+    };
+    const state: DraftState = {
+      stage: 'drafting',
+      rejected: null,
+      usage: emptyUsage(),
+      result: null,
+      failure: null,
+      charge: null,
+    };
+    const created = await this.store.flowJobs.create({
+      id: newId('flowDraft', this.clock.now()),
+      workspaceId,
+      kind: 'generate',
+      agentId: null,
+      input: jobJson(input),
+      state: jobJson(state),
+    });
+    if (!('job' in created)) throw new Error('a draft has no start limit');
+    const deadline = Date.now() + this.waitMs;
+    let record = created.job;
+    while (record.status === 'running' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+      record = (await this.store.flowJobs.get(workspaceId, record.id, 0)) ?? record;
+    }
+    return { finished: record.status !== 'running', draft: flowDraftBody(record) };
+  }
+
+  async get(workspaceId: string, id: string): Promise<FlowDraftBody> {
+    const record = await this.store.flowJobs.get(workspaceId, id, this.clock.now() - RETENTION_MS);
+    if (record?.kind !== 'generate') throw notFound(`flow draft ${id}`);
+    return flowDraftBody(record);
+  }
+}
+
+/** The worker's side: writes one draft, its state saved after each answer. */
+export async function runDraft(
+  deps: { store: Store; models: FlowModelSet; leaseMs: number; logger: Logger },
+  job: { id: string; workspaceId: string; input: unknown; state: unknown },
+  owner: string,
+  signal: AbortSignal,
+): Promise<'ended' | 'lost'> {
+  const input = storedDraftInput(job.input);
+  let state = storedDraftState(job.state);
+  const model = deps.models.reviewing[input.model];
+  const save = async () => {
+    if (!(await deps.store.flowJobs.saveState(job.id, owner, jobJson(state), deps.leaseMs))) throw new Lost();
+  };
+  const end = (status: 'succeeded' | 'failed') =>
+    endJob(deps.store, job, owner, status, state, `Flow draft ${job.id}`).then((ended) =>
+      ended ? 'ended' : 'lost',
+    );
+  const data = { brief: input.brief, language: input.language, variables: input.variables };
+  try {
+    if (!model) throw new Error(`the model ${input.model} is no longer configured`);
+    const answer = async (system: string, body: Record<string, unknown>) => {
+      const a = await ask(
         model.llm,
         {
           messages: [
             { role: 'system', content: system },
-            { role: 'user', content: dataMessage(data) },
+            { role: 'user', content: dataMessage(body) },
           ],
           maxTokens: DRAFT_TOKENS,
         },
-        left,
-      ).catch((error: unknown) => {
-        throw new ApiError(
-          'model_unavailable',
-          `the model did not answer: ${error instanceof Error ? error.message : String(error)}`,
-        );
-      });
-      usage.hosted_input += answer.usage?.promptTokens ?? 0;
-      usage.hosted_output += answer.usage?.completionTokens ?? 0;
-      usage.hosted_micro_paise += hostedMicroPaise(answer.usage, model.usdPerMillion);
-      return answer;
-    };
-    const data = {
-      brief: request.brief,
-      language: request.language ?? null,
-      variables: request.variables ?? {},
-    };
-    const first = await request1(GENERATE_PROMPT, data);
-    let raw = jsonObjectIn(first.text)?.flow;
-    let checked = validateFlow(raw, []);
-    if (!checked.ok) {
-      const repaired = await request1(REPAIR_PROMPT, {
-        ...data,
-        flow: raw ?? null,
-        problems: checked.details,
-      });
-      raw = jsonObjectIn(repaired.text)?.flow;
-      checked = validateFlow(raw, []);
-    }
-    if (!checked.ok) {
-      throw new ApiError(
-        'model_unavailable',
-        'the model drafted a flow that breaks the rules of saving a flow, twice; nothing was charged; try again or another model',
+        deps.models.timeoutMs,
+        signal,
       );
-    }
-    const id = newId('flowDraft', this.clock.now());
-    const charge = await this.charge(workspaceId, id, costPaise(usage));
-    const variables = Object.fromEntries(
-      variablesRead(checked.flow).map((name) => [name, typeOfValue(request.variables?.[name])]),
-    );
-    return {
-      object: 'flow_draft' as const,
-      id,
-      flow: checked.flow,
-      input_schema: inputSchemaOf(variables),
-      variables,
-      tokens: totalTokens(usage),
-      cost: { amount_inr: paiseToRupees(charge.paise), transaction_id: charge.transactionId },
-      model: modelName,
+      const u = state.usage;
+      state = {
+        ...state,
+        usage: {
+          ...u,
+          hosted_input: u.hosted_input + (a.usage?.promptTokens ?? 0),
+          hosted_output: u.hosted_output + (a.usage?.completionTokens ?? 0),
+          hosted_micro_paise: u.hosted_micro_paise + hostedMicroPaise(a.usage, model.usdPerMillion),
+        },
+      };
+      return jsonObjectIn(a.text)?.flow;
     };
-  }
-
-  private async charge(workspaceId: string, reference: string, paise: number) {
-    if (paise <= 0) return { paise: 0, transactionId: null };
-    const debit = (amount: number) =>
-      this.store.wallet.debit(workspaceId, {
-        amountPaise: amount,
-        reference,
-        kind: 'flow_generation',
-        description: `Flow draft ${reference}`,
-      });
-    try {
-      const entry = await debit(paise);
-      return { paise, transactionId: entry.id };
-    } catch (error) {
-      if (!(error instanceof InsufficientBalanceError) || error.availablePaise <= 0) throw error;
-      const entry = await debit(error.availablePaise);
-      return { paise: error.availablePaise, transactionId: entry.id };
+    const raw =
+      state.stage === 'repairing' && state.rejected
+        ? await answer(REPAIR_PROMPT, {
+            ...data,
+            flow: state.rejected.flow ?? null,
+            problems: state.rejected.problems,
+          })
+        : await answer(GENERATE_PROMPT, data);
+    const checked = validateFlow(raw, []);
+    if (checked.ok) {
+      const variables = Object.fromEntries(
+        variablesRead(checked.flow).map((name) => [name, typeOfValue(input.variables[name])]),
+      );
+      state = { ...state, stage: 'done', rejected: null, result: { flow: checked.flow, variables } };
+      return await end('succeeded');
     }
+    if (state.stage === 'drafting') {
+      state = {
+        ...state,
+        stage: 'repairing',
+        rejected: { flow: raw ?? null, problems: checked.details.slice(0, 50) },
+      };
+      await save();
+      return await runDraft(deps, { ...job, state: jobJson(state) }, owner, signal);
+    }
+    state = {
+      ...state,
+      failure: {
+        code: 'invalid_draft',
+        message: 'the model drafted a flow that breaks the rules of saving a flow, twice',
+      },
+    };
+    return await end('failed');
+  } catch (error) {
+    if (error instanceof Lost || signal.aborted) return 'lost';
+    state = {
+      ...state,
+      failure: {
+        code: 'model_failed',
+        message: `a model request failed: ${error instanceof Error ? error.message : String(error)}`,
+      },
+    };
+    deps.logger.warn({ job_id: job.id, failure: 'model_failed' }, 'flow draft failed');
+    return await end('failed');
   }
+}
+
+class Lost extends Error {
+  override name = 'Lost';
 }

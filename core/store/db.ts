@@ -316,6 +316,8 @@ export interface CampaignContactsTable {
 export interface FlowJobsTable {
   id: string;
   workspace_id: string;
+  /** `refine` (a flow test) or `generate` (a flow draft). */
+  kind: string;
   agent_id: string | null;
   status: string;
   /** JSON: the request as sent. */

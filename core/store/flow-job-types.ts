@@ -3,9 +3,13 @@ import type { JsonObject } from './values.ts';
 export const FLOW_JOB_STATUSES = ['running', 'succeeded', 'failed', 'canceled'] as const;
 export type FlowJobStatus = (typeof FLOW_JOB_STATUSES)[number];
 
+export const FLOW_JOB_KINDS = ['refine', 'generate'] as const;
+export type FlowJobKind = (typeof FLOW_JOB_KINDS)[number];
+
 export interface FlowJobRecord {
   id: string;
   workspaceId: string;
+  kind: FlowJobKind;
   agentId: string | null;
   status: FlowJobStatus;
   /** The request as sent: JSON of no type until the flow job decoder reads it. */
@@ -21,16 +25,23 @@ export interface FlowJobRecord {
 
 export interface FlowJobRepo {
   /**
-   * Inserts a running job unless the workspace already started `perWindow` jobs in the last `windowMs`: then
-   * nothing is written and the answer says when the oldest of them leaves the window.
+   * Inserts a running job unless the workspace already started `perWindow` jobs of its kind in the last
+   * `windowMs`: then nothing is written and the answer says when the oldest of them leaves the window.
    */
   create(
-    job: { id: string; workspaceId: string; agentId: string | null; input: JsonObject; state: JsonObject },
-    limit: { perWindow: number; windowMs: number },
+    job: {
+      id: string;
+      workspaceId: string;
+      kind: FlowJobKind;
+      agentId: string | null;
+      input: JsonObject;
+      state: JsonObject;
+    },
+    limit?: { perWindow: number; windowMs: number },
   ): Promise<{ job: FlowJobRecord } | { retryAfterMs: number }>;
   /** A job of the workspace started at or after `since`. */
   get(workspaceId: string, id: string, since: number): Promise<FlowJobRecord | undefined>;
-  /** The newest job started with the agent at or after `since`. */
+  /** The newest flow test started with the agent at or after `since`. */
   latestForAgent(workspaceId: string, agentId: string, since: number): Promise<FlowJobRecord | undefined>;
   /** Running jobs nobody holds (never claimed, or the claim lapsed), oldest first. */
   claimable(limit: number): Promise<string[]>;

@@ -239,6 +239,7 @@ describe('flow tests: refine jobs and drafts', () => {
           FLOW_JOB_POLL_MS: '20',
           FLOW_JOB_LEASE_MS: '2000',
           FLOW_SIM_MAX_TURNS: '4',
+          FLOW_DRAFT_WAIT_MS: '400',
         },
         logger: createLogger(
           { logLevel: 'debug' },
@@ -583,24 +584,53 @@ describe('flow tests: refine jobs and drafts', () => {
     assert.equal((await api('GET', `/v2/agents/${agent.body.id}/flow/refinement`)).status, 404);
   });
 
-  test('generate drafts a flow that passes every save rule, charged once', async () => {
+  test('generate drafts a flow that passes every save rule, charged once; a slow draft answers 202 and is polled', async () => {
     script = defaultScript();
     script.revise = () => JSON.stringify({ flow: fixed(BROKEN_FLOW) });
     const { api } = await workspace();
-    const from = answered.length;
-    const res = await api<{
+    type Draft = {
+      id: string;
+      status: string;
       flow: unknown;
       variables: Record<string, string>;
       cost: { amount_inr: number; transaction_id: string };
-    }>('POST', '/v2/agents/flow/generate', {
+    };
+    const res = await api<Draft>('POST', '/v2/agents/flow/generate', {
       body: { brief: 'Spice Garden books tables.', variables: { name: 'Ravi' } },
     });
     assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.status, 'succeeded');
+    assert.match(res.body.id, /^fdr_[0-9A-Z]{26}$/);
     assert.deepEqual(res.body.variables, { name: 'string' });
     // One answer that reported its cost: 0.003 × 88 × 1.2 rupees, rounded up to a paisa.
     assert.equal(Math.round(res.body.cost.amount_inr * 100), 32);
     const agent = await api('POST', '/v2/agents', { body: { name: 'Drafted', flow: res.body.flow } });
     assert.equal(agent.status, 201, 'the draft saves');
+
+    script.latencyMs = { revise: 700 };
+    const slow = await api<Draft>('POST', '/v2/agents/flow/generate', {
+      body: { brief: 'Spice Garden books tables.' },
+    });
+    assert.equal(slow.status, 202, slow.text);
+    assert.equal(slow.body.status, 'running');
+    let draft = slow.body;
+    for (let i = 0; draft.status === 'running' && i < 1_000; i++) {
+      await wait(10);
+      draft = (await api<Draft>('GET', `/v2/agents/flow/generate/${slow.body.id}`)).body;
+    }
+    assert.equal(draft.status, 'succeeded');
+    const ledger = await api<{ data: Array<{ kind: string; reference: string; id: string }> }>(
+      'GET',
+      '/v2/wallet/transactions',
+    );
+    assert.deepEqual(
+      ledger.body.data
+        .filter((e) => e.kind === 'flow_generation')
+        .map((e) => e.reference)
+        .sort(),
+      [res.body.id, slow.body.id].sort(),
+    );
+    assert.equal((await api('GET', `/v2/agents/flow/refine/${slow.body.id}`)).status, 404);
     assert.equal((await api('POST', '/v2/agents/flow/transcribe', { body: {} })).status, 501);
   });
 });

@@ -19,6 +19,7 @@ export function registerFlowJobRoutes(
     cancelRefinementRoute(jobs),
     latestRefinementRoute(jobs),
     generateRoute(drafts),
+    getDraftRoute(drafts),
   ]);
 }
 
@@ -90,11 +91,36 @@ function generateRoute(drafts: FlowDrafts): RouteDefinition {
     method: 'POST',
     url: '/agents/flow/generate',
     operationId: 'generateFlow',
-    summary: 'Draft a flow from a brief (synchronous; charged as one flow_generation transaction)',
+    summary:
+      'Draft a flow from a brief: 200 with the draft when it is written within the wait (20 s), else 202 with the running draft to poll; charged as one flow_generation transaction',
     tag,
     body: generateBody,
-    responses: { 200: { description: 'The draft; not saved', schema: flowDraftSchema } },
-    errors: ['invalid_request', 'model_unavailable', 'insufficient_balance'],
-    handler: async ({ auth, body }) => drafts.generate(auth.workspaceId, body),
+    responses: {
+      200: { description: 'The draft, ended (succeeded or failed); not saved', schema: flowDraftSchema },
+      202: {
+        description: 'The draft, still being written: poll GET .../generate/{id}',
+        schema: flowDraftSchema,
+      },
+    },
+    errors: ['invalid_request', 'model_unavailable'],
+    handler: async ({ auth, body, reply }) => {
+      const { finished, draft } = await drafts.generate(auth.workspaceId, body);
+      reply.code(finished ? 200 : 202);
+      return draft;
+    },
+  });
+}
+
+function getDraftRoute(drafts: FlowDrafts): RouteDefinition {
+  return route({
+    method: 'GET',
+    url: '/agents/flow/generate/:id',
+    operationId: 'getFlowDraft',
+    summary: 'Read a flow draft (kept 24 hours)',
+    tag,
+    params: idParams('flowDraft'),
+    responses: { 200: { description: 'The draft', schema: flowDraftSchema } },
+    errors: ['not_found'],
+    handler: async ({ auth, params }) => drafts.get(auth.workspaceId, params.id),
   });
 }

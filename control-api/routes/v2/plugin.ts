@@ -87,7 +87,12 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
         v2,
         registry,
         new FlowJobService(deps.store, flowModels, clock),
-        new FlowDrafts(deps.store, flowModels, clock, deps.config.apiHttp.answerTimeoutMs - 1_000),
+        new FlowDrafts(
+          deps.store,
+          flowModels,
+          clock,
+          Math.min(deps.flowDraftWaitMs ?? 20_000, deps.config.apiHttp.answerTimeoutMs - 1_000),
+        ),
       );
       registerNotLiveRoutes(v2, registry);
     },

@@ -1,7 +1,7 @@
 /** Ending a flow job: its final state and its one `flow_generation` charge, in one transaction. */
 import { InsufficientBalanceError, type Repositories, type Store } from '../../store/types.ts';
 import { costPaise } from './pricing.ts';
-import { type JobState, jobJson } from './stored.ts';
+import { type DraftState, type JobState, jobJson } from './stored.ts';
 
 export type EndStatus = 'succeeded' | 'failed' | 'canceled';
 
@@ -11,16 +11,17 @@ export type EndStatus = 'succeeded' | 'failed' | 'canceled';
  * while it runs, so a job is never charged twice whoever ends it. A wallet short of the cost pays what it has
  * (a balance never goes negative). False when the job had ended already (or another worker holds it).
  */
-export async function endJob(
+export async function endJob<S extends JobState | DraftState>(
   store: Store,
   job: { id: string; workspaceId: string },
   owner: string | null,
   status: EndStatus,
-  state: JobState,
+  state: S,
+  description = `Flow test ${job.id}`,
 ): Promise<boolean> {
   return store.transaction(async (repos) => {
-    const charge = await chargeFor(repos, job, costPaise(state.usage));
-    const final: JobState = { ...state, charge };
+    const charge = await chargeFor(repos, job, costPaise(state.usage), description);
+    const final: S = { ...state, charge };
     return repos.flowJobs.finish(job.id, owner, status, jobJson(final));
   });
 }
@@ -29,6 +30,7 @@ async function chargeFor(
   repos: Repositories,
   job: { id: string; workspaceId: string },
   amountPaise: number,
+  description: string,
 ): Promise<JobState['charge']> {
   if (amountPaise <= 0) return { amount_paise: 0, transaction_id: null };
   const debit = (amount: number) =>
@@ -36,7 +38,7 @@ async function chargeFor(
       amountPaise: amount,
       reference: job.id,
       kind: 'flow_generation',
-      description: `Flow test ${job.id}`,
+      description,
     });
   try {
     const entry = await debit(amountPaise);

@@ -97,6 +97,7 @@ export class FlowJobService {
       {
         id: newId('flowTest', this.clock.now()),
         workspaceId,
+        kind: 'refine',
         agentId: input.agent_id,
         input: jobJson(input),
         state: jobJson(state),
@@ -134,7 +135,7 @@ export class FlowJobService {
 
   private async record(workspaceId: string, id: string) {
     const record = await this.store.flowJobs.get(workspaceId, id, this.since());
-    if (!record) throw notFound(`flow test ${id}`);
+    if (record?.kind !== 'refine') throw notFound(`flow test ${id}`);
     return record;
   }
 

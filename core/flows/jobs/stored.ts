@@ -149,7 +149,36 @@ export function storedJobState(value: unknown): JobState {
   return jobStateSchema.parse(value);
 }
 
+export const draftInputSchema = z.object({
+  brief: z.string(),
+  language: z.string().nullable(),
+  variables: z.record(z.string(), variableValue),
+  model: z.enum(FLOW_JOB_MODELS),
+});
+export type DraftInput = z.infer<typeof draftInputSchema>;
+
+export const draftStateSchema = z.object({
+  stage: z.enum(['drafting', 'repairing', 'done']),
+  /** The first draft and what broke the save rules, while it is being repaired. */
+  rejected: z
+    .object({ flow: z.unknown(), problems: z.array(z.object({ path: z.string(), message: z.string() })) })
+    .nullable(),
+  usage: usageSchema,
+  result: z.object({ flow: flowSchema, variables: z.record(z.string(), z.string()) }).nullable(),
+  failure: z.object({ code: z.string(), message: z.string() }).nullable(),
+  charge: z.object({ amount_paise: z.number().int(), transaction_id: z.string().nullable() }).nullable(),
+});
+export type DraftState = z.infer<typeof draftStateSchema>;
+
+export function storedDraftInput(value: unknown): DraftInput {
+  return draftInputSchema.parse(value);
+}
+
+export function storedDraftState(value: unknown): DraftState {
+  return draftStateSchema.parse(value);
+}
+
 /** A job's input or state as the JSON the store keeps. */
-export function jobJson(value: JobInput | JobState): JsonObject {
+export function jobJson(value: JobInput | JobState | DraftInput | DraftState): JsonObject {
   return JSON.parse(JSON.stringify(value));
 }

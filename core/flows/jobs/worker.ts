@@ -2,6 +2,7 @@
  * The worker role's flow job runner: takes running jobs nobody holds (new ones, and those whose worker died:
  * its claim lapsed), runs each with a claim it renews while it works, and deletes jobs past their 24 hours.
  */
+import { runDraft } from '../generate.ts';
 import { FlowJobRun, type RunnerDeps } from './runner.ts';
 import { storedJobInput, storedJobState } from './stored.ts';
 
@@ -58,14 +59,20 @@ export class FlowJobWorker {
       if (this.running.has(id) || this.stopping.signal.aborted) continue;
       const job = await store.flowJobs.claim(id, this.options.owner, this.options.leaseMs);
       if (!job) continue;
-      const run = this.runJob(job.id, job.workspaceId, job.input, job.state).finally(() =>
+      const run = this.runJob(job.id, job.kind, job.workspaceId, job.input, job.state).finally(() =>
         this.running.delete(id),
       );
       this.running.set(id, run);
     }
   }
 
-  private async runJob(id: string, workspaceId: string, input: unknown, state: unknown): Promise<void> {
+  private async runJob(
+    id: string,
+    kind: 'refine' | 'generate',
+    workspaceId: string,
+    input: unknown,
+    state: unknown,
+  ): Promise<void> {
     const { store, owner, leaseMs, logger } = this.options;
     // The claim is renewed while a step waits on a slow model, so only a dead worker's claim lapses.
     const renewal = setInterval(
@@ -73,13 +80,15 @@ export class FlowJobWorker {
       Math.max(50, Math.floor(leaseMs / 3)),
     );
     try {
-      const run = new FlowJobRun(
-        this.options,
-        { id, workspaceId, input: storedJobInput(input), state: storedJobState(state) },
-        owner,
-        this.stopping.signal,
-      );
-      const outcome = await run.run();
+      const outcome =
+        kind === 'generate'
+          ? await runDraft(this.options, { id, workspaceId, input, state }, owner, this.stopping.signal)
+          : await new FlowJobRun(
+              this.options,
+              { id, workspaceId, input: storedJobInput(input), state: storedJobState(state) },
+              owner,
+              this.stopping.signal,
+            ).run();
       if (outcome === 'lost' && this.stopping.signal.aborted) await store.flowJobs.release(id, owner);
     } catch (err) {
       logger.error({ err, job_id: id }, 'flow job runner failed');

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Flow test jobs (`frf_...`), with the conventions of 0001.
+ * Flow jobs, with the conventions of 0001: flow tests (`kind` `refine`, `frf_...`) and flow drafts (`generate`,
+ * `fdr_...`).
  *
  * One row per job: the request as sent (`input`, JSON, written once) and the job's state (`state`, JSON,
  * rewritten after every step: every model answer, test, review and revision), so a worker that dies mid-job
@@ -13,6 +14,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('flow_jobs')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+    .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('agent_id', 'text')
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('input', 'text', (c) => c.notNull())
@@ -26,7 +28,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createIndex('flow_jobs_workspace_created')
     .on('flow_jobs')
-    .columns(['workspace_id', 'created_at'])
+    .columns(['workspace_id', 'kind', 'created_at'])
     .execute();
   await db.schema
     .createIndex('flow_jobs_agent_created')

@@ -1,6 +1,8 @@
 import type { FlowJobsTable } from '../db.ts';
 import {
+  FLOW_JOB_KINDS,
   FLOW_JOB_STATUSES,
+  type FlowJobKind,
   type FlowJobRecord,
   type FlowJobRepo,
   type FlowJobStatus,
@@ -11,10 +13,14 @@ import type { JsonObject } from '../values.ts';
 const statusOf = (value: string): FlowJobStatus =>
   (FLOW_JOB_STATUSES as readonly string[]).includes(value) ? (value as FlowJobStatus) : 'failed';
 
+const kindOf = (value: string): FlowJobKind =>
+  (FLOW_JOB_KINDS as readonly string[]).includes(value) ? (value as FlowJobKind) : 'refine';
+
 function toRecord(row: FlowJobsTable): FlowJobRecord {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
+    kind: kindOf(row.kind),
     agentId: row.agent_id,
     status: statusOf(row.status),
     input: JSON.parse(row.input),
@@ -32,11 +38,18 @@ export class FlowJobStore implements FlowJobRepo {
   constructor(private readonly scope: Scope) {}
 
   create(
-    job: { id: string; workspaceId: string; agentId: string | null; input: JsonObject; state: JsonObject },
-    limit: { perWindow: number; windowMs: number },
+    job: {
+      id: string;
+      workspaceId: string;
+      kind: FlowJobKind;
+      agentId: string | null;
+      input: JsonObject;
+      state: JsonObject;
+    },
+    limit?: { perWindow: number; windowMs: number },
   ): Promise<{ job: FlowJobRecord } | { retryAfterMs: number }> {
     return this.scope.transaction(async ({ db, now, isPostgres }) => {
-      if (isPostgres) {
+      if (limit && isPostgres) {
         // One start at a time per workspace, so two racing requests cannot both take the last place.
         await db
           .selectFrom('workspaces')
@@ -45,21 +58,25 @@ export class FlowJobStore implements FlowJobRepo {
           .forUpdate()
           .execute();
       }
-      const recent = await db
-        .selectFrom('flow_jobs')
-        .select('created_at')
-        .where('workspace_id', '=', job.workspaceId)
-        .where('created_at', '>', now - limit.windowMs)
-        .orderBy('created_at', 'desc')
-        .limit(limit.perWindow)
-        .execute();
-      if (recent.length >= limit.perWindow) {
+      const recent = limit
+        ? await db
+            .selectFrom('flow_jobs')
+            .select('created_at')
+            .where('workspace_id', '=', job.workspaceId)
+            .where('kind', '=', job.kind)
+            .where('created_at', '>', now - limit.windowMs)
+            .orderBy('created_at', 'desc')
+            .limit(limit.perWindow)
+            .execute()
+        : [];
+      if (limit && recent.length >= limit.perWindow) {
         const oldest = Number(recent[recent.length - 1]?.created_at ?? now);
         return { retryAfterMs: Math.max(1, oldest + limit.windowMs - now) };
       }
       const row: FlowJobsTable = {
         id: job.id,
         workspace_id: job.workspaceId,
+        kind: job.kind,
         agent_id: job.agentId,
         status: 'running',
         input: JSON.stringify(job.input),
@@ -95,6 +112,7 @@ export class FlowJobStore implements FlowJobRepo {
       .selectFrom('flow_jobs')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
+      .where('kind', '=', 'refine')
       .where('agent_id', '=', agentId)
       .where('created_at', '>=', since)
       .orderBy('created_at', 'desc')
