@@ -55,6 +55,7 @@ for (const target of targets) {
             '0004_dnc',
             '0005_telephony',
             '0006_campaigns',
+            '0009_flow_jobs',
           ],
         );
       });
