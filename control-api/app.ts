@@ -3,12 +3,16 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { StreamTokens } from '../core/auth/stream-tokens.ts';
 import type { CallArtifacts } from '../core/calls/artifacts.ts';
+import { IncomingCalls } from '../core/calls/incoming.ts';
 import type { CallLifecycle } from '../core/calls/lifecycle.ts';
+import type { LiveCallSlots } from '../core/calls/live-slots.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Coordinator } from '../core/coord/types.ts';
 import type { FlowModelSet } from '../core/flows/jobs/models.ts';
+import { SecretCipher } from '../core/secrets/cipher.ts';
 import type { Store } from '../core/store/types.ts';
+import { TwilioAccounts } from '../core/telephony/twilio-account.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
 import type { VoiceCatalogue } from '../engines/tts/catalogue.ts';
 import {
@@ -22,6 +26,7 @@ import { registerAnswerDeadline } from './plugins/answer-deadline.ts';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerHttpMetrics } from './plugins/metrics.ts';
 import { registerTwilioCallbackRoutes } from './routes/carriers/twilio.ts';
+import { registerTwilioVoiceRoutes } from './routes/carriers/twilio-voice.ts';
 import { registerRecordingRoutes } from './routes/recordings.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import { registerV2 } from './routes/v2/plugin.ts';
@@ -36,6 +41,7 @@ export interface ApiDeps {
     | 'publicApiUrl'
     | 'allowPrivateWebhooks'
     | 'webCallJoinMs'
+    | 'twilioApiBase'
   >;
   store: Store;
   /** Transcripts and recordings of ended calls. */
@@ -48,6 +54,8 @@ export interface ApiDeps {
   gatewayUrl: () => string | undefined;
   /** Ends calls (abort, carrier callbacks), releasing their live-call slots. */
   lifecycle: CallLifecycle;
+  /** The workspaces' live-call slots: incoming calls take theirs on arrival. */
+  slots: LiveCallSlots;
   /** The Twilio account's auth token, to verify its status callbacks; unset when Twilio is not configured. */
   twilioAuthToken?: string;
   /** Which languages this node's calls hear with words (`GET /healthz`); unset on a node that runs no calls. */
@@ -88,7 +96,25 @@ export async function buildApiApp(deps: ApiDeps): Promise<{ app: FastifyInstance
   registerHttpMetrics(app, deps.metrics);
 
   const routes = new RouteRegistry();
-  registerV2(app, routes, deps);
+  const incoming = {
+    accounts: new TwilioAccounts(deps.config.twilioApiBase, new SecretCipher(deps.secretKey)),
+    calls: new IncomingCalls({
+      store: deps.store,
+      slots: deps.slots,
+      ...(deps.clock ? { clock: deps.clock } : {}),
+    }),
+  };
+  registerV2(app, routes, deps, incoming);
+  registerTwilioVoiceRoutes(app, routes, {
+    store: deps.store,
+    accounts: incoming.accounts,
+    incoming: incoming.calls,
+    lifecycle: deps.lifecycle,
+    tokens: deps.streamTokens,
+    gatewayUrl: deps.gatewayUrl,
+    publicApiUrl: deps.config.publicApiUrl,
+    logger: deps.logger,
+  });
   if (deps.twilioAuthToken) {
     registerTwilioCallbackRoutes(app, routes, {
       store: deps.store,

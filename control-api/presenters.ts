@@ -27,6 +27,7 @@ export function agentBody(agent: Agent) {
     tools: s.tools,
     ...(s.flow ? { flow: s.flow } : {}),
     ...(s.calls_from ? { calls_from: s.calls_from } : {}),
+    ...(s.webhook_url !== undefined ? { webhook_url: s.webhook_url } : {}),
     created_at: isoTime(agent.createdAt),
     updated_at: isoTime(agent.updatedAt),
   };

@@ -98,7 +98,10 @@ const envSchema = z.object({
   TTS_BASE_URL: z.string().url().optional(),
   TTS_API_KEY: z.string().optional(),
   SANDBOX_RING_MS: positiveInt.default(3_000),
+  SANDBOX_ANSWER_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(400),
   LIVE_CALL_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).default(90_000),
+  CAMPAIGN_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  CAMPAIGN_LEADER_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(10_000),
   // At most the longest a stream token may live (core/auth/stream-tokens.ts MAX_TOKEN_TTL_MS).
   WEB_CALL_JOIN_MS: z.coerce.number().int().min(1_000).max(600_000).default(600_000),
   ...flowModelEnv('FLASH'),
@@ -205,11 +208,19 @@ export interface Config {
   readonly liveCallLeaseMs: number;
   /** How long the sandbox carrier's never-answering callee rings before `no_answer`. */
   readonly sandboxRingMs: number;
+  /** How long every other sandbox callee rings before it answers (or reports busy or a carrier failure). */
+  readonly sandboxAnswerDelayMs: number;
+  /** How often a campaign's dialler looks at its calls and contacts without being woken. */
+  readonly campaignPollMs: number;
+  /** A campaign leader's lock: how soon a standby worker takes over a campaign whose leader died. */
+  readonly campaignLeaderLockMs: number;
   /**
    * How long a browser has to join a web call, from its creation: the lifetime of its join token. A web call
    * nobody joined ends `no_answer` once this has passed.
    */
   readonly webCallJoinMs: number;
+  /** `TWILIO_API_BASE`: Twilio's REST API, for the configured account and customers' imported numbers. */
+  readonly twilioApiBase: string;
   /** Flow drafts and flow tests (README "Flow tests"). */
   readonly flowJobs: FlowJobSettings;
   /** The Twilio account production workspaces dial through; undefined when not configured. */
@@ -399,8 +410,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         : {}),
     }),
     sandboxRingMs: e.SANDBOX_RING_MS,
+    sandboxAnswerDelayMs: e.SANDBOX_ANSWER_DELAY_MS,
     liveCallLeaseMs: e.LIVE_CALL_LEASE_MS,
+    campaignPollMs: e.CAMPAIGN_POLL_MS,
+    campaignLeaderLockMs: e.CAMPAIGN_LEADER_LOCK_MS,
     webCallJoinMs: e.WEB_CALL_JOIN_MS,
+    twilioApiBase: e.TWILIO_API_BASE,
     twilio: twilioOf(e),
     flowJobs: flowJobsOf(e),
   });

@@ -20,6 +20,7 @@ export async function startApiRole(parts: SharedParts, teardown: Teardown): Prom
     streamTokens: parts.tokens,
     gatewayUrl: () => config.publicGatewayUrl ?? parts.localGatewayUrl(),
     lifecycle: parts.lifecycle,
+    slots: parts.slots,
     speech: parts.engines?.coverage,
     twilioAuthToken: config.twilio?.authToken,
     clock: parts.clock,

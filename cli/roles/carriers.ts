@@ -20,6 +20,7 @@ export function buildCarriers(
         tokens: parts.tokens,
         reportRingOutcome: settleRingOutcomes(parts.lifecycle),
         ringMs: config.sandboxRingMs,
+        answerDelayMs: config.sandboxAnswerDelayMs,
         voices: engines.voices,
         logger: logger.child({ carrier: 'sandbox' }),
       })

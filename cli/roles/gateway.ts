@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { GatewayFleet } from '../../core/calls/fleet.ts';
 import { publishLiveEvent } from '../../core/calls/live-events.ts';
 import { CallStreams } from '../../gateway/calls/call-streams.ts';
 import { startGateway } from '../../gateway/server.ts';
@@ -55,7 +56,18 @@ export async function startGatewayRole(
     clock: parts.clock,
   });
   teardown.add(() => gateway.close());
+  const leaveFleet = await new GatewayFleet(coord).join(config.nodeId, (err) =>
+    logger.debug({ err }, 'gateway presence not renewed'),
+  );
+  teardown.add(leaveFleet);
   const url = `ws://${loopbackHost(config.host)}:${gateway.port}`;
   logger.info({ url }, 'media gateway listening');
-  return { url, liveCalls: streams, stopAccepting: async () => gateway.stopAccepting() };
+  return {
+    url,
+    liveCalls: streams,
+    stopAccepting: async () => {
+      await leaveFleet();
+      await gateway.stopAccepting();
+    },
+  };
 }

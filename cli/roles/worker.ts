@@ -1,12 +1,19 @@
 import { carrierChooser, carriersOf } from '../../core/calls/carrier-choice.ts';
+import { CALLS_QUEUED_CHANNEL } from '../../core/calls/control.ts';
 import { Dialer } from '../../core/calls/dialer.ts';
+import { onSimulatedIncoming } from '../../core/calls/incoming.ts';
 import { CallRecovery } from '../../core/calls/recovery.ts';
+import { CampaignDialler } from '../../core/campaigns/dialler.ts';
+import { CampaignService } from '../../core/campaigns/service.ts';
 import { CoordinatorUnavailableError } from '../../core/coord/unavailable.ts';
+import { announceThrough } from '../../core/events/announce.ts';
 import { WebhookDispatcher } from '../../core/events/dispatcher.ts';
 import { FlowJobWorker } from '../../core/flows/jobs/worker.ts';
+import { Pacer } from '../../core/telephony/pacing.ts';
 import { NumberRenewals } from '../../core/telephony/renewals.ts';
 import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { PreCallTools } from '../../core/tools/pre-call.ts';
+import type { SandboxCarrier } from '../../gateway/carriers/sandbox/originate.ts';
 import { simulateCall } from '../../pipeline/flow-tests/simulate.ts';
 import type { DrainableCalls } from '../drain.ts';
 import type { CallEngines } from '../engines.ts';
@@ -56,7 +63,9 @@ export async function startWorkerRole(
   });
   await dialer.start();
   teardown.add(() => dialer.stop());
+  const campaigns = await startCampaignDialler(parts, teardown);
   await startRecoverySweeps(parts, teardown);
+  if (carriers.sandbox) await startSimulatedCallers(parts, carriers.sandbox, teardown);
   startNumberRenewals(parts, teardown);
   startFlowJobs(parts, teardown);
   parts.logger.info('worker role: dialer, call recovery, webhook dispatcher and flow tests running');
@@ -71,7 +80,10 @@ export async function startWorkerRole(
       idle: () => sandbox.idle(),
       endAll: async () => 0,
     },
-    stopDialing: () => dialer.stop(),
+    stopDialing: async () => {
+      await campaigns.stop();
+      await dialer.stop();
+    },
   };
 }
 
@@ -139,6 +151,52 @@ async function startRecoverySweeps(parts: SharedParts, teardown: Teardown): Prom
   // Often enough to renew the slots of web calls waiting for their browser within a short lease.
   const sweeper = setInterval(sweep, Math.min(RECOVERY_SWEEP_MS, slots.renewEveryMs));
   teardown.add(async () => clearInterval(sweeper));
+}
+
+/** Places campaigns' calls: one leader per campaign among the workers. */
+async function startCampaignDialler(parts: SharedParts, teardown: Teardown): Promise<CampaignDialler> {
+  const { coord, logger, clock } = parts;
+  const announce = announceThrough(coord);
+  const dialler = new CampaignDialler({
+    store: parts.store,
+    coord,
+    campaigns: new CampaignService(parts.store, { announce, clock }),
+    pacer: new Pacer(parts.store, coord, clock),
+    liveCallCeiling: parts.slots.ceiling,
+    wakeCallDialers: () => {
+      coord.publish(CALLS_QUEUED_CHANNEL, '').catch(() => {});
+    },
+    announce,
+    clock,
+    pollMs: parts.config.campaignPollMs,
+    leaderLockTtlMs: parts.config.campaignLeaderLockMs,
+    reportError: unlessRedisAway((err) => logger.error({ err }, 'campaign dialler failed')),
+    onDecision: ({ campaignId, workspaceId, what }) =>
+      logger.info({ campaign_id: campaignId, workspace_id: workspaceId }, `campaign ${what}`),
+    onLead: ({ campaignId, workspaceId }) =>
+      logger.info(
+        { campaign_id: campaignId, workspace_id: workspaceId },
+        'campaign dialler leads this campaign',
+      ),
+  });
+  await dialler.start();
+  teardown.add(() => dialler.stop());
+  return dialler;
+}
+
+/** The sandbox's incoming calls (`simulate-incoming`): one worker rings each through its simulated callers. */
+async function startSimulatedCallers(
+  parts: SharedParts,
+  sandbox: SandboxCarrier,
+  teardown: Teardown,
+): Promise<void> {
+  const unsubscribe = await onSimulatedIncoming(
+    parts.coord,
+    (incoming) =>
+      sandbox.ringIn({ id: incoming.callId, workspaceId: incoming.workspaceId }, incoming.carrierCallId),
+    unlessRedisAway((err) => parts.logger.error({ err }, 'ringing a simulated incoming call failed')),
+  );
+  teardown.add(unsubscribe);
 }
 
 /** How often a worker renews and releases phone numbers (one worker at a time, under a coordinator lock). */

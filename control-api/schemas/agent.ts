@@ -7,6 +7,7 @@ import {
   INTERRUPTION_MODES,
   VOICEMAIL_ACTIONS,
 } from '../../core/agents/types.ts';
+import { webhookUrl } from './call.ts';
 import { ifRevision, timestamp } from './common.ts';
 
 const language = z
@@ -53,6 +54,12 @@ const behavior = z
     endpointing_ms: z.number().int().min(100).max(5000).optional(),
     silence_reprompt_secs: silenceRepromptSecs.optional(),
     silence_reprompt_message: silenceRepromptMessage.optional(),
+    dnc_on_opt_out: z
+      .boolean()
+      .optional()
+      .describe(
+        'default true: a caller who clearly asks not to be called again (English, Hindi, Hinglish) is put on the do-not-call list (reason opt_out, with the call id); the agent acknowledges and ends the call',
+      ),
   })
   .strict();
 
@@ -103,6 +110,10 @@ const settingsFields = {
 
 const name = z.string().trim().min(1).max(AGENT_LIMITS.nameChars);
 
+const agentWebhookUrl = webhookUrl.describe(
+  'Public HTTPS endpoint that receives the call.* events of the calls this agent answers (incoming calls)',
+);
+
 export const createAgentBody = z
   .object({
     name,
@@ -111,6 +122,7 @@ export const createAgentBody = z
       .object({ pool_id: z.string().min(1).max(64) })
       .strict()
       .optional(),
+    webhook_url: agentWebhookUrl.optional(),
   })
   .strict() as z.ZodType<CreateAgentBody>;
 
@@ -124,15 +136,21 @@ export const updateAgentBody = z
       .strict()
       .nullable()
       .optional(),
+    webhook_url: agentWebhookUrl.nullable().optional(),
     if_revision: ifRevision.optional(),
   })
   .strict() as z.ZodType<UpdateAgentBody>;
 
 type Fields = { [K in keyof typeof settingsFields]?: z.output<(typeof settingsFields)[K]> };
-export type CreateAgentBody = Fields & { name: string; calls_from?: { pool_id: string } };
+export type CreateAgentBody = Fields & {
+  name: string;
+  calls_from?: { pool_id: string };
+  webhook_url?: string;
+};
 export type UpdateAgentBody = Fields & {
   name?: string;
   calls_from?: { pool_id: string } | null;
+  webhook_url?: string | null;
   if_revision?: number;
 };
 

@@ -9,7 +9,7 @@ import { timestamp } from './common.ts';
 
 export { CALL_LIMITS };
 
-const E164 = /^\+[1-9]\d{6,14}$/;
+export const E164 = /^\+[1-9]\d{6,14}$/;
 const agentId = z.string().max(64).regex(idPattern('agent'), 'must be an agent id (agt_...)');
 
 const variableValue = z.union(
@@ -111,6 +111,7 @@ export const listCallsQuery = listQuery('call')
       .optional()
       .describe('One status or a comma-separated list'),
     agent_id: agentId.optional(),
+    campaign_id: z.string().min(1).max(64).optional().describe('Calls placed by this campaign'),
     created_after: createdAt.optional().describe('Calls created at or after this time'),
     created_before: createdAt.optional().describe('Calls created before this time'),
   })
@@ -151,11 +152,17 @@ export const callSchema = z.object({
   calls_from_source: z.literal('pool').optional(),
   pool_id: z.string().optional(),
   channel: z.enum(['phone', 'web']),
+  direction: z
+    .enum(['outbound', 'inbound'])
+    .describe(
+      "inbound: a caller rang one of the workspace's numbers (to is that number, from the caller, phone_number_id set); outbound: the platform rang `to`",
+    ),
   from: z.string().nullable(),
   phone_number_id: z
     .string()
     .optional()
     .describe("the workspace's number the call rings from (named, or picked by its pool)"),
+  campaign_id: z.string().optional().describe('the campaign that placed the call; absent for single calls'),
   max_duration_secs: z.number().int(),
   created_at: timestamp,
   analysis: z.record(z.string(), z.unknown()).nullable(),

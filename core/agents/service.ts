@@ -1,4 +1,5 @@
-import { ApiError, notFound } from '../errors.ts';
+import { ApiError, invalid, notFound } from '../errors.ts';
+import { isInternalHostName } from '../net/address-policy.ts';
 import type { AgentRecord, AgentRevisionRecord, Page, Store } from '../store/types.ts';
 import { type ToolRules, validateTools } from '../tools/definition.ts';
 import { applyPatch, settingsFromInput } from './settings.ts';
@@ -41,9 +42,18 @@ const toRevision = (r: AgentRevisionRecord): AgentRevision => ({
 
 /** Every save checks the tools as a whole (a rollback too: the secrets an old revision names may be gone). */
 function withCheckedTools(settings: AgentSettings, rules: ToolRules): AgentSettings {
+  checkWebhookUrl(settings.webhook_url, rules.allowPrivate);
   const checked = validateTools(settings.tools, rules);
   if (!checked.ok) throw new ApiError('invalid_tools', 'invalid tools', { details: checked.details });
   return { ...settings, tools: checked.tools };
+}
+
+/** The agent's webhook target, like a call's: never a loopback or private address unless the operator allows. */
+function checkWebhookUrl(url: string | undefined, allowPrivate: boolean | undefined): void {
+  if (url === undefined || allowPrivate) return;
+  if (isInternalHostName(new URL(url).hostname)) {
+    throw invalid('webhook_url', 'points at a loopback or private address; use a public HTTPS endpoint');
+  }
 }
 
 /**

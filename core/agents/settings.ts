@@ -22,7 +22,7 @@ const MERGED_OBJECTS = [
   'analysis',
 ] as const;
 /** Settings a PATCH may clear with `null`. */
-const CLEARABLE = ['flow', 'calls_from'] as const;
+const CLEARABLE = ['flow', 'calls_from', 'webhook_url'] as const;
 
 /** A new agent's settings: the input over the defaults, then checked as a whole. */
 export function settingsFromInput(input: AgentInput, voices: VoiceDirectory): AgentSettings {

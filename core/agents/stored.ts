@@ -91,6 +91,7 @@ const behavior = z.object({
   endpointing_ms: z.number().int(),
   silence_reprompt_secs: z.number().int(),
   silence_reprompt_message: z.string(),
+  dnc_on_opt_out: z.boolean(),
 });
 
 export const agentSettingsSchema = z.object({
@@ -118,6 +119,7 @@ export const agentSettingsSchema = z.object({
   tools: z.array(toolSchema),
   flow: flowSchema.optional(),
   calls_from: z.object({ pool_id: z.string() }).optional(),
+  webhook_url: z.string().optional(),
 });
 
 /**

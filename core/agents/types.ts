@@ -17,6 +17,8 @@ export interface AgentSettings {
   tools: ToolDefinition[];
   flow?: Flow;
   calls_from?: { pool_id: string };
+  /** Where the `call.*` webhooks of the agent's incoming calls go (outgoing calls name their own). */
+  webhook_url?: string;
 }
 
 export interface EndCallSettings {
@@ -58,6 +60,11 @@ export interface AgentBehavior {
   silence_reprompt_secs: number;
   /** What the agent says then; '' for a short line in the voice's language. */
   silence_reprompt_message: string;
+  /**
+   * A caller who clearly asks not to be called again is put on the workspace's do-not-call list (reason
+   * `opt_out`, with the call's id); the agent acknowledges and ends the call.
+   */
+  dnc_on_opt_out: boolean;
 }
 
 /** What the post-call analysis writes about each call of the agent; prompts left out use generic defaults. */
@@ -184,6 +191,7 @@ export const DEFAULT_BEHAVIOR: AgentBehavior = {
   endpointing_ms: 500,
   silence_reprompt_secs: 6,
   silence_reprompt_message: '',
+  dnc_on_opt_out: true,
 };
 
 export const DEFAULT_END_CALL: EndCallSettings = {
@@ -205,9 +213,10 @@ export type AgentInput = { name: string } & Partial<
   };
 
 /** A partial update: objects merge one level deep, `null` clears `flow` and `calls_from`. */
-export type AgentPatch = Partial<Omit<AgentInput, 'flow' | 'calls_from'>> & {
+export type AgentPatch = Partial<Omit<AgentInput, 'flow' | 'calls_from' | 'webhook_url'>> & {
   flow?: unknown;
   calls_from?: { pool_id: string } | null;
+  webhook_url?: string | null;
 };
 
 /** Voices as the agent rules need them; the composition root hands in the catalogue. */

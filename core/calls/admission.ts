@@ -10,6 +10,7 @@ import {
   type CallRecord,
   type CallVariables,
   InsufficientBalanceError,
+  type Repositories,
   type Store,
 } from '../store/types.ts';
 import { callObject } from './representation.ts';
@@ -42,6 +43,8 @@ export interface CallRequest {
   webhookUrl?: string | null;
   phoneNumberId?: string | null;
   poolId?: string | null;
+  /** The campaign whose dialler places the call. */
+  campaignId?: string | null;
 }
 
 export interface AdmissionOptions {
@@ -89,65 +92,9 @@ export async function admitCall(
   request: CallRequest,
   options: AdmissionOptions = {},
 ): Promise<CallRecord> {
-  const prices = options.prices ?? DEFAULT_PRICES;
-  const queueDepthLimit = options.queueDepthLimit ?? QUEUE_DEPTH_LIMIT;
   const tier = tierOf(request.tier);
-  const { workspaceId } = request;
-  let announce = false;
   try {
-    const call = await store.transaction(async (repos) => {
-      const agent = await repos.agents.get(workspaceId, request.agentId);
-      if (!agent) throw notFound('agent');
-      const settings = storedSettings(agent.content);
-      const maxDurationSecs = maxDurationOf(request.maxDurationSecs, settings);
-      const id = newId('call');
-      await repos.wallet.hold(workspaceId, {
-        reference: id,
-        amountPaise: callWorstCasePaise(tier, maxDurationSecs, prices),
-        kind: 'call',
-      });
-      const open = await repos.calls.countOpen(workspaceId);
-      if (open >= queueDepthLimit) {
-        throw new ApiError(
-          'rate_limited',
-          `queue full: ${queueDepthLimit} calls accepted and not yet ended; retry when calls drain`,
-          { retryAfterSecs: QUEUE_FULL_RETRY_AFTER_SECS },
-        );
-      }
-      const phoneNumberId = request.phoneNumberId ?? null;
-      const channel = request.channel ?? 'phone';
-      const call = await repos.calls.insert({
-        id,
-        workspaceId,
-        agentId: agent.id,
-        agentRevision: agent.revision,
-        channel,
-        toNumber: request.to ?? null,
-        fromNumber: request.from ?? null,
-        tier,
-        perMinPaise: prices.perMinutePaise(tier),
-        maxDurationSecs,
-        variables: request.variables ?? {},
-        webhookUrl: request.webhookUrl ?? null,
-        phoneNumberId,
-        poolId:
-          request.poolId ?? (phoneNumberId === null && channel === 'phone' ? agentPool(settings) : null),
-      });
-      const workspace = await repos.workspaces.get(workspaceId);
-      if (workspace?.queuedEventsEnabled) {
-        await repos.events.append(
-          callEvent({
-            workspaceId,
-            type: 'call.queued',
-            call: callObject(call),
-            webhookUrl: call.webhookUrl,
-            now: call.createdAt,
-          }),
-        );
-        announce = call.webhookUrl !== null;
-      }
-      return call;
-    });
+    const { call, announce } = await store.transaction((repos) => admitWithin(repos, request, tier, options));
     if (announce) options.announce?.();
     return call;
   } catch (error) {
@@ -156,4 +103,72 @@ export async function admitCall(
     }
     throw error;
   }
+}
+
+/**
+ * Admission inside the caller's transaction, at a tier already decided (a campaign dialler admits its calls
+ * together with claiming their contacts). Throws `InsufficientBalanceError` when the wallet cannot hold the
+ * worst case; `announce` says whether a deliverable `call.queued` event was written.
+ */
+export async function admitWithin(
+  repos: Repositories,
+  request: CallRequest,
+  tier: Tier,
+  options: AdmissionOptions = {},
+): Promise<{ call: CallRecord; announce: boolean }> {
+  const prices = options.prices ?? DEFAULT_PRICES;
+  const queueDepthLimit = options.queueDepthLimit ?? QUEUE_DEPTH_LIMIT;
+  const { workspaceId } = request;
+  let announce = false;
+  const agent = await repos.agents.get(workspaceId, request.agentId);
+  if (!agent) throw notFound('agent');
+  const settings = storedSettings(agent.content);
+  const maxDurationSecs = maxDurationOf(request.maxDurationSecs, settings);
+  const id = newId('call');
+  await repos.wallet.hold(workspaceId, {
+    reference: id,
+    amountPaise: callWorstCasePaise(tier, maxDurationSecs, prices),
+    kind: 'call',
+  });
+  const open = await repos.calls.countOpen(workspaceId);
+  if (open >= queueDepthLimit) {
+    throw new ApiError(
+      'rate_limited',
+      `queue full: ${queueDepthLimit} calls accepted and not yet ended; retry when calls drain`,
+      { retryAfterSecs: QUEUE_FULL_RETRY_AFTER_SECS },
+    );
+  }
+  const phoneNumberId = request.phoneNumberId ?? null;
+  const channel = request.channel ?? 'phone';
+  const call = await repos.calls.insert({
+    id,
+    workspaceId,
+    agentId: agent.id,
+    agentRevision: agent.revision,
+    channel,
+    toNumber: request.to ?? null,
+    fromNumber: request.from ?? null,
+    tier,
+    perMinPaise: prices.perMinutePaise(tier),
+    maxDurationSecs,
+    variables: request.variables ?? {},
+    webhookUrl: request.webhookUrl ?? null,
+    phoneNumberId,
+    poolId: request.poolId ?? (phoneNumberId === null && channel === 'phone' ? agentPool(settings) : null),
+    campaignId: request.campaignId ?? null,
+  });
+  const workspace = await repos.workspaces.get(workspaceId);
+  if (workspace?.queuedEventsEnabled) {
+    await repos.events.append(
+      callEvent({
+        workspaceId,
+        type: 'call.queued',
+        call: callObject(call),
+        webhookUrl: call.webhookUrl,
+        now: call.createdAt,
+      }),
+    );
+    announce = call.webhookUrl !== null;
+  }
+  return { call, announce };
 }

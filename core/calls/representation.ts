@@ -1,7 +1,7 @@
 import { isoTime } from '../clock.ts';
 import { paiseToRupees } from '../money.ts';
 import type { CallLatency } from '../store/call-latency.ts';
-import type { CallChannel, CallRecord, CallStatus, JsonObject } from '../store/types.ts';
+import type { CallChannel, CallDirection, CallRecord, CallStatus, JsonObject } from '../store/types.ts';
 
 /**
  * The call object of the API: exactly what `GET /v2/calls/{id}` returns and what `data.call` of every webhook
@@ -30,9 +30,13 @@ export interface CallObject {
   calls_from_source?: 'pool';
   pool_id?: string;
   channel: CallChannel;
+  /** `inbound` when a caller rang one of the workspace's numbers (`to` is that number, `from` the caller). */
+  direction: CallDirection;
   from: string | null;
   /** The number the call rings from, when it rings from one of the workspace's numbers. */
   phone_number_id?: string;
+  /** The campaign that placed the call; absent for single calls. */
+  campaign_id?: string;
   max_duration_secs: number;
   created_at: string;
   /** The post-call analysis; null until it is ready. */
@@ -58,8 +62,10 @@ export function callObject(call: CallRecord): CallObject {
     recording_available: call.recordingAvailable,
     ...(call.poolId !== null ? { calls_from_source: 'pool' as const, pool_id: call.poolId } : {}),
     channel: call.channel,
+    direction: call.direction,
     from: call.fromNumber,
     ...(call.phoneNumberId !== null ? { phone_number_id: call.phoneNumberId } : {}),
+    ...(call.campaignId !== null ? { campaign_id: call.campaignId } : {}),
     max_duration_secs: call.maxDurationSecs,
     created_at: isoTime(call.createdAt),
     analysis: call.analysis,

@@ -58,11 +58,23 @@ const REJECTIONS_SHOWN = 1_000;
  * the dialler (worker role) calls them.
  */
 export class CampaignService {
+  private readonly announce: AnnounceEvents;
+  private readonly clock: Clock;
+
   constructor(
     private readonly store: Store,
-    private readonly announce: AnnounceEvents = () => {},
-    private readonly clock: Clock = systemClock,
-  ) {}
+    private readonly options: {
+      announce?: AnnounceEvents;
+      clock?: Clock;
+      /** How many media gateways can take calls now; starting needs one. Absent: not checked. */
+      fleetSize?: () => Promise<number>;
+      /** Tells the diallers that a campaign plays again. */
+      wakeDiallers?: () => void;
+    } = {},
+  ) {
+    this.announce = options.announce ?? (() => {});
+    this.clock = options.clock ?? systemClock;
+  }
 
   async create(workspaceId: string, input: CampaignInput): Promise<CampaignObject> {
     const settings = await this.checked(workspaceId, {
@@ -117,6 +129,73 @@ export class CampaignService {
   /** By its owner: `paused` with `pause_reason: "requested"`, from `play`; one `campaign.paused` event. */
   pause(workspaceId: string, id: string): Promise<CampaignObject> {
     return this.transition(workspaceId, id, ['play'], 'paused', 'requested', 'campaign.paused');
+  }
+
+  /**
+   * To `play` from `paused`, whatever paused it: `campaign.started` the first time, `campaign.resumed` after.
+   * `409 conflict` unless paused; `503 fleet_offline` (Retry-After 300 s, campaign unchanged) while no media
+   * gateway can take calls.
+   */
+  async start(workspaceId: string, id: string): Promise<CampaignObject> {
+    const current = await this.record(workspaceId, id);
+    if (current.status !== 'paused') {
+      throw new ApiError('conflict', `campaign ${id} is ${current.status}; only a paused campaign starts`);
+    }
+    await this.requireFleet();
+    const type = current.pauseReason === 'not_started' ? 'campaign.started' : 'campaign.resumed';
+    const started = await this.transition(workspaceId, id, ['paused'], 'play', null, type);
+    this.options.wakeDiallers?.();
+    return started;
+  }
+
+  /**
+   * To `play` from a pause its owner asked for, while the dialler stands by for it. A campaign that paused by
+   * itself (wallet, budget) or never started has no dialler standing by: `409 conflict`; `start` resumes it.
+   */
+  async resume(workspaceId: string, id: string): Promise<CampaignObject> {
+    const current = await this.record(workspaceId, id);
+    if (current.status !== 'paused' || current.pauseReason !== 'requested') {
+      const state =
+        current.status === 'paused' ? `paused (${current.pauseReason ?? 'unknown'})` : current.status;
+      throw new ApiError(
+        'conflict',
+        `campaign ${id} is ${state}: no dialler stands by to resume it; POST /v2/campaigns/${id}/start starts it again`,
+      );
+    }
+    await this.requireFleet();
+    const resumed = await this.transition(workspaceId, id, ['paused'], 'play', null, 'campaign.resumed');
+    this.options.wakeDiallers?.();
+    return resumed;
+  }
+
+  /**
+   * The dialler's own transitions: a pause for want of money (`insufficient_balance`, `budget_exhausted`) or
+   * `completed`. Undefined when the campaign no longer plays (its owner paused or stopped it meanwhile).
+   */
+  async settleBySelf(
+    workspaceId: string,
+    id: string,
+    to: { status: 'paused'; reason: 'insufficient_balance' | 'budget_exhausted' } | { status: 'completed' },
+  ): Promise<CampaignObject | undefined> {
+    try {
+      return to.status === 'paused'
+        ? await this.transition(workspaceId, id, ['play'], 'paused', to.reason, 'campaign.paused')
+        : await this.transition(workspaceId, id, ['play'], 'completed', null, 'campaign.completed');
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'conflict') return undefined;
+      throw error;
+    }
+  }
+
+  private async requireFleet(): Promise<void> {
+    const { fleetSize } = this.options;
+    if (fleetSize && (await fleetSize()) === 0) {
+      throw new ApiError(
+        'fleet_offline',
+        'no media gateway is up to take calls; the campaign is unchanged and nothing was charged',
+        { retryAfterSecs: 300 },
+      );
+    }
   }
 
   async addContacts(workspaceId: string, id: string, rows: readonly RawContact[]): Promise<ContactsReport> {

@@ -29,6 +29,8 @@ export const OPEN_CALL_STATUSES = [
 export const LIVE_CALL_STATUSES = ['dialing', 'in_progress'] as const satisfies readonly CallStatus[];
 
 export type CallChannel = 'phone' | 'web';
+/** `outbound`: the platform rang the callee; `inbound`: a caller rang one of the workspace's numbers. */
+export type CallDirection = 'outbound' | 'inbound';
 /** A call's variables: a flat map substituted into the prompt; never echoed on events. */
 export type CallVariables = Record<string, string | number | boolean | null>;
 
@@ -47,6 +49,8 @@ export interface CallRecord {
   webhookUrl: string | null;
   phoneNumberId: string | null;
   poolId: string | null;
+  campaignId: string | null;
+  direction: CallDirection;
   status: CallStatus;
   endedReason: string | null;
   carrier: string | null;
@@ -82,6 +86,9 @@ export interface NewCall {
   webhookUrl: string | null;
   phoneNumberId?: string | null;
   poolId?: string | null;
+  campaignId?: string | null;
+  /** Default `outbound`. */
+  direction?: CallDirection;
 }
 
 /** Columns a transition may set along with the status. */
@@ -105,6 +112,7 @@ export interface CallListFilter {
   after?: string;
   status?: CallStatus | readonly CallStatus[];
   agentId?: string;
+  campaignId?: string;
   /** Inclusive lower bound of `createdAt`. */
   createdFrom?: number;
   /** Exclusive upper bound of `createdAt`. */
@@ -132,7 +140,7 @@ export interface CallRepo {
   countOpen(workspaceId: string): Promise<number>;
   /** Calls in `dialing` or `in_progress`. */
   countLive(workspaceId: string): Promise<number>;
-  /** The oldest queued calls first (FIFO). */
+  /** The oldest queued outbound calls first (FIFO); incoming calls never wait in the queue. */
   nextQueued(workspaceId: string, limit: number): Promise<CallRecord[]>;
   workspacesWithQueued(): Promise<string[]>;
   /**
@@ -144,6 +152,8 @@ export interface CallRepo {
     id: string,
     change: { from: readonly CallStatus[]; to: CallStatus; set?: CallChanges },
   ): Promise<CallRecord | undefined>;
+  /** The workspace's call that a carrier knows by `carrierCallId` (Twilio's CallSid), if any. */
+  findByCarrierCall(workspaceId: string, carrierCallId: string): Promise<CallRecord | undefined>;
   /** Live calls hosted by `gatewayNode`, across workspaces. */
   liveOnNode(gatewayNode: string): Promise<CallRecord[]>;
   /** Live calls that started dialing at least `ageMs` ago, across workspaces. */

@@ -62,6 +62,8 @@ for (const target of targets) {
           webhookUrl: 'https://hooks.example.com/calls',
           phoneNumberId: null,
           poolId: 'ppl_01JAAAAAAAAAAAAAAAAAAAAAAA',
+          campaignId: null,
+          direction: 'outbound',
           status: 'queued',
           endedReason: null,
           carrier: null,

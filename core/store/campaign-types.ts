@@ -13,8 +13,6 @@ export interface CampaignRecord {
   settings: CampaignSettings;
   status: CampaignStatus;
   pauseReason: PauseReason | null;
-  spentPaise: number;
-  heldPaise: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -37,10 +35,22 @@ export interface NewContact {
   variables: CampaignVariables;
 }
 
-/** Progress of a campaign's contacts: how many in each status, and calls placed (every attempt). */
+/**
+ * Progress of a campaign: its contacts in each status and calls placed (every attempt), and its money, read
+ * from its calls: `spentPaise` the charges of those that ended, `heldPaise` the holds of those still open.
+ */
 export interface ContactTally {
   byStatus: Record<ContactStatus, number>;
   attempts: number;
+  spentPaise: number;
+  heldPaise: number;
+  openCalls: number;
+}
+
+/** A campaign the dialler has work for. */
+export interface ActiveCampaign {
+  id: string;
+  workspaceId: string;
 }
 
 /** Why contacts cannot be added: the campaign is gone, or stopped/completed. */
@@ -92,4 +102,22 @@ export interface CampaignRepo {
     campaignId: string,
     options: { limit: number; after?: string; status?: ContactStatus },
   ): Promise<Page<ContactRecord>>;
+  /** Campaigns that play, and those with a contact whose call is still out (across workspaces). */
+  active(): Promise<ActiveCampaign[]>;
+  /** `pending` contacts whose next attempt is due at `now`, in the order they were added. */
+  dueContacts(campaignId: string, now: number, limit: number): Promise<ContactRecord[]>;
+  /** Contacts with a call out (`calling`). */
+  callingContacts(campaignId: string): Promise<ContactRecord[]>;
+  /**
+   * `pending` -> `calling` for the call `callId`: one attempt more, the call's id added. False when the contact
+   * is no longer pending (another dialler took it): the caller's transaction must then roll back.
+   */
+  claimContact(contactId: string, callId: string): Promise<boolean>;
+  /** Moves a contact on from `from` (its next attempt's time when it goes back to `pending`); false when it was not in `from`. */
+  settleContact(
+    contactId: string,
+    from: ContactStatus,
+    to: ContactStatus,
+    nextAttemptAt: number | null,
+  ): Promise<boolean>;
 }

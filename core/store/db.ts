@@ -6,6 +6,7 @@
  */
 import type {
   CallChannel,
+  CallDirection,
   CallStatus,
   EventStatus,
   HoldStatus,
@@ -138,6 +139,9 @@ export interface CallsTable {
   webhook_url: string | null;
   phone_number_id: string | null;
   pool_id: string | null;
+  /** The campaign whose dialler placed the call; null for single calls. */
+  campaign_id: string | null;
+  direction: CallDirection;
   status: CallStatus;
   ended_reason: string | null;
   carrier: string | null;
@@ -227,6 +231,10 @@ export interface PhoneNumbersTable {
   renews_at: number | null;
   releases_at: number | null;
   released_at: number | null;
+  /** The provider account's credentials of an imported number, sealed; null for managed numbers. */
+  provider_secret: string | null;
+  /** An imported number's incoming-call address at its provider before ours, restored on delete. */
+  previous_voice_url: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -288,8 +296,6 @@ export interface CampaignsTable {
   settings: string;
   status: string;
   pause_reason: string | null;
-  spent_paise: number;
-  held_paise: number;
   created_at: number;
   updated_at: number;
   deleted_at: number | null;

@@ -55,7 +55,9 @@ for (const target of targets) {
             '0004_dnc',
             '0005_telephony',
             '0006_campaigns',
+            '0007_inbound',
             '0009_flow_jobs',
+            '0010_campaign_calls',
           ],
         );
       });

@@ -30,14 +30,25 @@ export interface PhoneNumberRecord {
   renewsAt: number | null;
   /** Set when the owner deleted a managed number: it is released then (the end of its paid period). */
   releasesAt: number | null;
+  /** An imported number's provider credentials, sealed (core/secrets/cipher.ts); null for managed numbers. */
+  providerSecret: string | null;
+  /** An imported number's incoming-call address at its provider before ours; restored on delete. */
+  previousVoiceUrl: string | null;
   createdAt: number;
   updatedAt: number;
 }
 
 export type NewPhoneNumber = Omit<
   PhoneNumberRecord,
-  'version' | 'createdAt' | 'updatedAt' | 'rests' | 'restingUntil' | 'releasesAt'
->;
+  | 'version'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'rests'
+  | 'restingUntil'
+  | 'releasesAt'
+  | 'providerSecret'
+  | 'previousVoiceUrl'
+> & { providerSecret?: string | null; previousVoiceUrl?: string | null };
 
 /** What a change may set; everything else of a number is fixed. */
 export type PhoneNumberChange = Partial<
@@ -54,6 +65,7 @@ export type PhoneNumberChange = Partial<
     | 'paidUntil'
     | 'renewsAt'
     | 'releasesAt'
+    | 'previousVoiceUrl'
   >
 >;
 
@@ -71,6 +83,11 @@ export interface PhoneNumberRepo {
   /** 'exists' when the workspace already holds the number. */
   insert(record: NewPhoneNumber): Promise<PhoneNumberRecord | 'exists'>;
   get(workspaceId: string, id: string): Promise<PhoneNumberRecord | undefined>;
+  /**
+   * By id alone, across workspaces: only for a caller that proves itself otherwise (a provider's signed
+   * incoming-call webhook, checked with the number's own credentials). Everything a tenant asks goes through `get`.
+   */
+  findById(id: string): Promise<PhoneNumberRecord | undefined>;
   /** Newest first; `after` is the id of the last item of the previous page. */
   list(workspaceId: string, options: { limit: number; after?: string }): Promise<Page<PhoneNumberRecord>>;
   /** The named numbers the workspace holds (others are left out). */
@@ -134,6 +151,8 @@ export interface PhonePoolRepo {
   update(workspaceId: string, id: string, change: PhonePoolChange): Promise<PhonePoolRecord | undefined>;
   /** No other pool of the workspace is the campaigns' default. */
   clearDefault(workspaceId: string, exceptId: string): Promise<void>;
+  /** The pool campaigns ring from when they name none (`default_for_campaigns`). */
+  campaignDefault(workspaceId: string): Promise<PhonePoolRecord | undefined>;
   remove(workspaceId: string, id: string): Promise<boolean>;
 }
 

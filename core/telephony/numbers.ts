@@ -1,10 +1,12 @@
 import { type Clock, systemClock } from '../clock.ts';
-import { ApiError, notFound } from '../errors.ts';
+import { ApiError, invalid, notFound } from '../errors.ts';
+import { newId } from '../ids.ts';
 import type { Page, PhoneNumberChange, PhoneNumberRecord, Store } from '../store/types.ts';
 import type { NumberView, Pacer } from './pacing.ts';
 import { TelephonyProviderError } from './provider.ts';
 import type { TelephonyProviders } from './providers.ts';
-import { REST_MS } from './rules.ts';
+import { isIndianNumber, REST_MS, WARMING_MS } from './rules.ts';
+import { TwilioCredentialsError, type TwilioIncomingNumber } from './twilio-account.ts';
 
 /** What a delete did: a managed number is released at the end of its paid period, a customer one at once. */
 export interface Removal {
@@ -23,8 +25,8 @@ export class NumberService {
     private readonly store: Store,
     private readonly providers: TelephonyProviders,
     private readonly pacer: Pacer,
-    /** The address a provider sends a number's incoming calls to. */
-    private readonly incomingUrl: (numberId: string) => string,
+    /** The address a provider (`sandbox`, `twilio`) sends a number's incoming calls to. */
+    private readonly incomingUrl: (numberId: string, provider: string) => string,
     clock?: Clock,
   ) {
     this.clock = clock ?? systemClock;
@@ -61,8 +63,9 @@ export class NumberService {
    * `imported`. Turning them on needs an agent to answer.
    */
   async setIncoming(workspaceId: string, id: string, enabled: boolean, version: number): Promise<NumberView> {
-    const provider = await this.providers.forWorkspace(workspaceId);
+    await this.providers.forWorkspace(workspaceId);
     const current = await this.recordOf(workspaceId, id);
+    const provider = await this.providers.forNumber(current);
     if (current.version !== version) throw stale(id, version);
     if (enabled && current.agentId === null) {
       throw new ApiError(
@@ -75,7 +78,7 @@ export class NumberService {
       await provider.configureIncoming(
         current.providerRef,
         current.number,
-        enabled ? this.incomingUrl(id) : null,
+        enabled ? this.incomingUrl(id, current.provider) : null,
       );
       change = enabled
         ? { state: 'ready', setupError: null, incomingEnabled: true }
@@ -115,7 +118,7 @@ export class NumberService {
    * a customer number is forgotten at once. Deleting again answers the same.
    */
   async remove(workspaceId: string, id: string): Promise<Removal> {
-    const provider = await this.providers.forWorkspace(workspaceId);
+    await this.providers.forWorkspace(workspaceId);
     const now = this.clock.now();
     const result = await this.store.phoneNumbers.change(workspaceId, id, {
       change: (current) => ({
@@ -128,8 +131,70 @@ export class NumberService {
     });
     if (result === 'not_found') throw notFound(`phone number ${id}`);
     if (result === 'conflict') throw new ApiError('conflict', `phone number ${id} changed meanwhile; retry`);
-    if (result.ownership === 'customer') await provider.release(result.providerRef);
+    if (result.ownership === 'customer') {
+      const provider = await this.providers.forNumber(result);
+      // The number is forgotten whatever its provider says; a failed restore is the setup_error of no one.
+      await provider.release(result.providerRef).catch((error: unknown) => {
+        if (!(error instanceof TelephonyProviderError)) throw error;
+      });
+    }
     return { id, releasesAt: result.releasesAt ?? now };
+  }
+
+  /**
+   * `POST /v2/phone-numbers/import`: a number of the customer's own Twilio account. Twilio must list it on that
+   * account (bad credentials and unknown numbers are `400 invalid_request`); its credentials are kept sealed on
+   * the number, and its current incoming-call address is kept to be put back when it is deleted. State
+   * `imported`, ownership `customer`.
+   */
+  async importTwilio(
+    workspaceId: string,
+    input: { number: string; accountSid: string; authToken: string },
+  ): Promise<NumberView> {
+    await this.providers.forWorkspace(workspaceId);
+    const { accounts } = this.providers.twilio();
+    if (!isIndianNumber(input.number)) {
+      throw invalid('number', 'only Indian numbers (+91 and ten digits) can be imported');
+    }
+    const credentials = { accountSid: input.accountSid, authToken: input.authToken };
+    let found: TwilioIncomingNumber | undefined;
+    try {
+      found = await accounts.find(credentials, input.number);
+    } catch (error) {
+      if (error instanceof TwilioCredentialsError) {
+        throw invalid('auth_token', 'Twilio refused this account SID and auth token');
+      }
+      if (error instanceof TelephonyProviderError) {
+        throw new ApiError('service_unavailable', `${error.message}; retry later`, { retryAfterSecs: 5 });
+      }
+      throw error;
+    }
+    if (!found) {
+      throw invalid('number', `${input.number} is not a number of Twilio account ${input.accountSid}`);
+    }
+    const id = newId('phoneNumber');
+    const created = await this.store.phoneNumbers.insert({
+      id,
+      workspaceId,
+      number: input.number,
+      ownership: 'customer',
+      provider: 'twilio',
+      providerRef: found.sid,
+      state: 'imported',
+      setupError: null,
+      agentId: null,
+      incomingEnabled: false,
+      poolId: null,
+      health: 'active',
+      warmingUntil: this.clock.now() + WARMING_MS,
+      paidUntil: null,
+      renewsAt: null,
+      providerSecret: accounts.seal(credentials, workspaceId, id),
+      previousVoiceUrl: found.voiceUrl,
+    });
+    if (created === 'exists') throw new ApiError('conflict', `${input.number} is already this workspace's`);
+    const [view] = await this.pacer.views(workspaceId, [created]);
+    return view as NumberView;
   }
 
   private async healthAction(

@@ -214,6 +214,32 @@ for (const backend of await backends()) {
       assert.equal(errorCode(r), 'not_found');
     });
 
+    test('webhook_url of incoming calls: https only, never a private address, PATCH null clears it', async () => {
+      for (const url of [
+        'http://hooks.example.com/calls',
+        'https://127.0.0.1/hooks',
+        'https://localhost/x',
+      ]) {
+        const r = await api('POST', '/v2/agents', { body: { name: 'w', webhook_url: url } });
+        assert.equal(r.status, 400, `${url}: ${r.text}`);
+        assert.match(r.text, /webhook_url/);
+      }
+      const made = await api<{ id: string; webhook_url?: string }>('POST', '/v2/agents', {
+        body: { name: 'w', webhook_url: 'https://hooks.example.com/calls' },
+      });
+      assert.equal(made.status, 201, made.text);
+      assert.equal(made.body.webhook_url, 'https://hooks.example.com/calls');
+      const guarded = await api('PATCH', `/v2/agents/${made.body.id}`, {
+        body: { webhook_url: 'https://10.0.0.7/hooks' },
+      });
+      assert.equal(guarded.status, 400, guarded.text);
+      const cleared = await api<{ webhook_url?: string }>('PATCH', `/v2/agents/${made.body.id}`, {
+        body: { webhook_url: null },
+      });
+      assert.equal(cleared.status, 200, cleared.text);
+      assert.equal(cleared.body.webhook_url, undefined);
+    });
+
     test('PATCH is partial: objects merge, other fields stay, revision rises', async () => {
       const a = await create({
         name: 'Patchy',

@@ -2,7 +2,8 @@
  * Campaigns over real HTTP: create with defaults and every bound checked, read, list with filters and a cursor,
  * edit, delete; contacts from JSON and from a streamed CSV (duplicates and rejected rows reported, a failed
  * upload leaving nothing behind); transitions with 409 where forbidden and a signed `campaign.stopped` event;
- * another workspace's campaign out of sight. Starting needs the dialler, which answers 501 until it is live.
+ * another workspace's campaign out of sight. This platform runs no media gateway, so nothing starts (fleet_offline);
+ * test/campaigns/dialler.test.ts runs campaigns.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -238,11 +239,14 @@ for (const backend of await backends()) {
       assert.equal(campaign.body.progress.contacts.pending, 2_502);
     });
 
-    test('transitions: start needs the dialler (501), stop is for good with one signed campaign.stopped event', async () => {
+    test('transitions: no start without a media gateway (503 fleet_offline), stop is for good with one signed campaign.stopped event', async () => {
       const id = (await create({ webhook_url: receiver.url() })).body.id;
       const start = await api('POST', `/v2/campaigns/${id}/start`);
-      assert.equal(start.status, 501, start.text);
-      assert.equal(errorCode(start), 'not_implemented');
+      assert.equal(start.status, 503, start.text);
+      assert.equal(errorCode(start), 'fleet_offline');
+      assert.equal(start.headers.get('retry-after'), '300');
+      const resume = await api('POST', `/v2/campaigns/${id}/resume`);
+      assert.equal(resume.status, 409, 'a campaign never started has no dialler standing by');
       const paused = await api('POST', `/v2/campaigns/${id}/pause`);
       assert.equal(paused.status, 409, 'only a running campaign pauses');
       assert.equal((await api<Campaign>('GET', `/v2/campaigns/${id}`)).body.pause_reason, 'not_started');
@@ -256,6 +260,7 @@ for (const backend of await backends()) {
       for (const [method, path, body] of [
         ['POST', `/v2/campaigns/${id}/stop`, undefined],
         ['POST', `/v2/campaigns/${id}/start`, undefined],
+        ['POST', `/v2/campaigns/${id}/resume`, undefined],
         ['POST', `/v2/campaigns/${id}/contacts`, { contacts: [{ to: '+919800000009' }] }],
       ] as const) {
         const refused = await api(method, path, body ? { body } : {});

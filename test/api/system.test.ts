@@ -114,7 +114,6 @@ describe('contract, voices, health, metrics', () => {
       ['POST', '/v2/agents/flow/transcribe'],
       ['GET', '/v2/transcriptions'],
       ['POST', '/v2/speech'],
-      ['POST', '/v2/phone-numbers/import'],
     ] as const) {
       const r = await api(method, path, method === 'GET' ? {} : { body: {} });
       assert.equal(r.status, 501, `${method} ${path}`);

@@ -132,6 +132,11 @@ async function waitDialerListening(redisUrl: string, prefix: string, node: Node,
   }
 }
 
+/** Whether the node's process has ended: exited by itself, or killed by a signal. */
+function hasEnded(node: Node): boolean {
+  return node.child.exitCode !== null || node.child.signalCode !== null;
+}
+
 function launch(name: string, roles: string, env: Record<string, string>): Node {
   const child = spawn(process.execPath, [BIN, 'serve', '--roles', roles], {
     env: { ...process.env, ...env },
@@ -151,12 +156,13 @@ function launch(name: string, roles: string, env: Record<string, string>): Node 
 }
 
 /**
- * Starts api, gateway-a, gateway-b (behind the balancer) and worker on PostgreSQL and Redis. `env` is added to
+ * Starts api, gateway-a, gateway-b (behind the balancer) and worker (and worker-b when asked) on PostgreSQL and Redis. `env` is added to
  * every node's settings (short retry schedules and leases for tests, a CA file for the webhook receiver).
  */
 export async function startTopology(
   services: { databaseUrl: string; redisUrl: string },
   env: Record<string, string> = {},
+  options: { secondWorker?: boolean } = {},
 ): Promise<Topology> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'voiceagent-topology-'));
   const schema = uniqueName('t').toLowerCase();
@@ -198,6 +204,9 @@ export async function startTopology(
       health: `http://127.0.0.1:${gatewayB}/healthz`,
     },
     { name: 'worker', roles: 'worker', env: { ...shared, NODE_ID: 'worker' }, health: '' },
+    ...(options.secondWorker
+      ? [{ name: 'worker-b', roles: 'worker', env: { ...shared, NODE_ID: 'worker-b' }, health: '' }]
+      : []),
   ];
   const nodes: Node[] = [];
   const store = await openConfiguredStore(
@@ -231,7 +240,7 @@ export async function startTopology(
     schema,
     async kill(name) {
       const node = nodes.find((n) => n.name === name);
-      if (!node || node.child.exitCode !== null) return;
+      if (!node || hasEnded(node)) return;
       const exited = new Promise((resolve) => node.child.once('exit', resolve));
       node.child.kill('SIGKILL');
       await exited;
@@ -247,7 +256,7 @@ export async function startTopology(
     async close() {
       await Promise.all(
         nodes.map(async (node) => {
-          if (node.child.exitCode !== null) return;
+          if (hasEnded(node)) return;
           const exited = new Promise((resolve) => node.child.once('exit', resolve));
           node.child.kill('SIGTERM');
           const timer = setTimeout(() => node.child.kill('SIGKILL'), 10_000);

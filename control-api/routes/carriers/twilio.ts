@@ -123,7 +123,7 @@ function detailOf(outcome: RingOutcome, fields: CallbackParams): string | undefi
 }
 
 /** A form body; a name that repeats keeps every value. */
-function parseForm(text: string): Record<string, string | string[]> {
+export function parseForm(text: string): Record<string, string | string[]> {
   // No prototype: a field named `__proto__` or `constructor` is just a field.
   const fields: Record<string, string | string[]> = Object.create(null);
   for (const [name, value] of new URLSearchParams(text)) {
@@ -136,7 +136,7 @@ function parseForm(text: string): Record<string, string | string[]> {
 }
 
 /** The URL Twilio requested: the public API URL (behind proxies) or the request's own, with the query. */
-function signedUrlOf(request: FastifyRequest, publicApiUrl: string | undefined): string {
+export function signedUrlOf(request: FastifyRequest, publicApiUrl: string | undefined): string {
   const base = publicApiUrl ? publicApiUrl.replace(/\/+$/, '') : `${request.protocol}://${request.host}`;
   return `${base}${request.url}`;
 }

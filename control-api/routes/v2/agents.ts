@@ -68,7 +68,7 @@ function updateAgentRoute(agents: AgentService): RouteDefinition {
     url: '/agents/:id',
     operationId: 'updateAgent',
     summary:
-      'Change some settings (a new revision); objects merge one level deep, null clears flow and calls_from',
+      'Change some settings (a new revision); objects merge one level deep, null clears flow, calls_from and webhook_url',
     tag,
     params,
     body: updateAgentBody,

@@ -194,6 +194,7 @@ class CallHandlers {
       after,
       status: query.status,
       agentId: query.agent_id,
+      campaignId: query.campaign_id,
       createdFrom: query.created_after,
       createdTo: query.created_before,
     });

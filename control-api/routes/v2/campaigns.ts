@@ -27,10 +27,7 @@ const params = idParams('campaign');
 /** Rows written per batch of a CSV upload. */
 const CSV_BATCH_ROWS = 1_000;
 
-/**
- * `/v2/campaigns`: campaigns, their contacts and their transitions. Starting one needs the dialler, which is
- * not live yet: `start` answers `501 not_implemented`.
- */
+/** `/v2/campaigns`: campaigns, their contacts and their transitions (the dialler runs in the worker role). */
 export function registerCampaignRoutes(
   app: FastifyInstance,
   registry: RouteRegistry,
@@ -46,6 +43,7 @@ export function registerCampaignRoutes(
       updateRoute(campaigns),
       deleteRoute(campaigns),
       startRoute(campaigns),
+      resumeRoute(campaigns),
       pauseRoute(campaigns),
       stopRoute(campaigns),
       addContactsRoute(campaigns),
@@ -149,25 +147,30 @@ function startRoute(campaigns: CampaignService): RouteDefinition {
     method: 'POST',
     url: '/campaigns/:id/start',
     operationId: 'startCampaign',
-    summary: 'Start or resume dialling: not live yet (501 not_implemented); the campaign is unchanged',
+    summary:
+      'Start dialling, or resume a paused campaign whatever paused it (campaign.started the first time, campaign.resumed after)',
     tag,
     params,
     bodyOptional: true,
-    responses: { 200: { description: 'The campaign', schema: campaignSchema } },
-    errors: ['not_found', 'conflict', 'not_implemented', 'campaigns_unavailable'],
-    handler: async ({ auth, params }) => {
-      const campaign = await campaigns.get(auth.workspaceId, params.id);
-      if (campaign.status !== 'paused') {
-        throw new ApiError(
-          'conflict',
-          `campaign ${params.id} is ${campaign.status}; only a paused one starts`,
-        );
-      }
-      throw new ApiError(
-        'not_implemented',
-        'the campaign dialler is not live on this deployment yet; the campaign is unchanged',
-      );
-    },
+    responses: { 200: { description: 'The campaign, playing', schema: campaignSchema } },
+    errors: ['not_found', 'conflict', 'fleet_offline', 'campaigns_unavailable'],
+    handler: async ({ auth, params }) => campaigns.start(auth.workspaceId, params.id),
+  });
+}
+
+function resumeRoute(campaigns: CampaignService): RouteDefinition {
+  return route({
+    method: 'POST',
+    url: '/campaigns/:id/resume',
+    operationId: 'resumeCampaign',
+    summary:
+      'Resume a campaign its owner paused (pause_reason "requested"); 409 conflict when no dialler stands by for it (use start)',
+    tag,
+    params,
+    bodyOptional: true,
+    responses: { 200: { description: 'The campaign, playing', schema: campaignSchema } },
+    errors: ['not_found', 'conflict', 'fleet_offline', 'campaigns_unavailable'],
+    handler: async ({ auth, params }) => campaigns.resume(auth.workspaceId, params.id),
   });
 }
 

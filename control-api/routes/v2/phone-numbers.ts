@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { callObject } from '../../../core/calls/representation.ts';
 import { isoTime } from '../../../core/clock.ts';
-import { ApiError } from '../../../core/errors.ts';
 import type { NumberService } from '../../../core/telephony/numbers.ts';
+import type { SimulatedIncomingCalls } from '../../../core/telephony/simulated-calls.ts';
 import { listBody, listEnvelope, listQuery, resolveCursor } from '../../http/pagination.ts';
 import { type RouteDefinition, type RouteRegistry, registerRoutes, route } from '../../http/route.ts';
+import { callSchema, E164 } from '../../schemas/call.ts';
 import { idOf, idParams, timestamp } from '../../schemas/common.ts';
 import { phoneNumberBody, phoneNumberSchema, version } from '../../schemas/telephony.ts';
 
@@ -156,47 +158,86 @@ function deleteNumberRoute(numbers: NumberService): RouteDefinition {
   });
 }
 
-/** Parts of the numbers' design that are not live yet: they answer 501 in the envelope. */
-function notLiveRoutes(): RouteDefinition[] {
-  const notLive = (what: string) => async () => {
-    throw new ApiError('not_implemented', `${what} is not live on this deployment yet`);
-  };
-  return [
-    route({
-      method: 'POST',
-      url: '/phone-numbers/import',
-      operationId: 'importPhoneNumber',
-      summary: "Import a number of the customer's own Twilio account (not live yet: 501)",
-      tag,
-      body: z.unknown(),
-      bodyOptional: true,
-      responses: {},
-      errors: ['not_implemented'],
-      handler: notLive('importing numbers'),
-    }),
-    route({
-      method: 'POST',
-      url: '/phone-numbers/:id/simulate-incoming',
-      operationId: 'simulateIncomingCall',
-      summary: 'Ring a sandbox number like a caller would (not live yet: 501)',
-      tag,
-      params,
-      body: z.unknown(),
-      bodyOptional: true,
-      responses: {},
-      errors: ['not_implemented'],
-      handler: notLive('incoming calls'),
-    }),
-  ];
+function simulateIncomingRoute(simulated: SimulatedIncomingCalls): RouteDefinition {
+  return route({
+    method: 'POST',
+    url: '/phone-numbers/:id/simulate-incoming',
+    operationId: 'simulateIncomingCall',
+    summary:
+      "Sandbox workspaces: ring a sandbox number like a caller would. The call (direction inbound) is answered by the number's agent and a simulated caller converses over the Twilio media protocol",
+    tag,
+    params,
+    body: z
+      .object({
+        from: z
+          .string()
+          .regex(E164, 'must be an E.164 number such as +919876543210')
+          .describe("the simulated caller's number"),
+      })
+      .strict(),
+    responses: {
+      201: {
+        description: 'The incoming call, ringing (dialing); it goes on as any call',
+        schema: callSchema,
+      },
+    },
+    errors: [
+      'invalid_request',
+      'not_found',
+      'conflict',
+      'insufficient_balance',
+      'rate_limited',
+      'telephony_unavailable',
+    ],
+    handler: async ({ auth, params: p, body, reply }) => {
+      const call = await simulated.ring(auth.workspaceId, p.id, body.from);
+      reply.code(201);
+      return callObject(call);
+    },
+  });
+}
+
+function importNumberRoute(numbers: NumberService): RouteDefinition {
+  return route({
+    method: 'POST',
+    url: '/phone-numbers/import',
+    operationId: 'importPhoneNumber',
+    summary:
+      "Import a +91 number of the customer's own Twilio account: Twilio must list it on that account; the credentials are kept encrypted, never shown again. State imported, ownership customer",
+    tag,
+    body: z
+      .object({
+        number: z.string().max(16).describe('E.164, +91 and ten digits'),
+        provider: z.literal('twilio'),
+        account_sid: z
+          .string()
+          .regex(/^AC[0-9a-fA-F]{32}$/, 'must be a Twilio account SID (AC and 32 hex digits)'),
+        auth_token: z.string().min(1).max(128).describe('the account’s auth token; stored encrypted'),
+      })
+      .strict(),
+    responses: { 201: { description: 'The imported number', schema: phoneNumberSchema } },
+    errors: ['invalid_request', 'conflict', 'telephony_unavailable', 'service_unavailable'],
+    handler: async ({ auth, body, reply }) => {
+      const imported = await numbers.importTwilio(auth.workspaceId, {
+        number: body.number,
+        accountSid: body.account_sid,
+        authToken: body.auth_token,
+      });
+      reply.code(201);
+      return phoneNumberBody(imported);
+    },
+  });
 }
 
 export function registerPhoneNumberRoutes(
   app: FastifyInstance,
   registry: RouteRegistry,
   numbers: NumberService,
+  simulated: SimulatedIncomingCalls,
 ): void {
   registerRoutes(app, registry, [
-    ...notLiveRoutes(),
+    importNumberRoute(numbers),
+    simulateIncomingRoute(simulated),
     listNumbersRoute(numbers),
     getNumberRoute(numbers),
     updateNumberRoute(numbers),

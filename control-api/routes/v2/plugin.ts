@@ -1,5 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { AgentService } from '../../../core/agents/service.ts';
+import { GatewayFleet } from '../../../core/calls/fleet.ts';
+import type { IncomingCalls } from '../../../core/calls/incoming.ts';
+import { CAMPAIGNS_STARTED_CHANNEL } from '../../../core/campaigns/dialler.ts';
 import { DncList } from '../../../core/campaigns/dnc.ts';
 import { CampaignService } from '../../../core/campaigns/service.ts';
 import { systemClock } from '../../../core/clock.ts';
@@ -15,12 +18,15 @@ import { PoolService } from '../../../core/telephony/pools.ts';
 import { TelephonyProviders } from '../../../core/telephony/providers.ts';
 import { RentalService } from '../../../core/telephony/rental.ts';
 import { SandboxTelephony } from '../../../core/telephony/sandbox.ts';
+import { SimulatedIncomingCalls } from '../../../core/telephony/simulated-calls.ts';
+import type { TwilioAccounts } from '../../../core/telephony/twilio-account.ts';
 import type { ApiDeps } from '../../app.ts';
 import type { RouteRegistry } from '../../http/route.ts';
 import { registerBearerAuth } from '../../plugins/auth.ts';
 import { registerCampaignsSwitch } from '../../plugins/campaigns-switch.ts';
 import { setEnvelopeErrorHandler, setEnvelopeNotFound } from '../../plugins/errors.ts';
 import { registerRateLimit } from '../../plugins/rate-limit.ts';
+import { TWILIO_VOICE_PATH } from '../carriers/twilio-voice.ts';
 import { registerAgentRoutes } from './agents.ts';
 import { registerCallRoutes } from './calls.ts';
 import { registerCampaignRoutes } from './campaigns.ts';
@@ -43,7 +49,18 @@ export const V2_PREFIX = '/v2';
  * envelope (errors and unknown routes) and routes apply under `/v2` only, so a sibling product (legacy v1)
  * keeps its own headers and bodies.
  */
-export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: ApiDeps): void {
+/** What incoming calls share with the carriers' routes: customers' Twilio accounts and call admission. */
+export interface IncomingParts {
+  accounts: TwilioAccounts;
+  calls: IncomingCalls;
+}
+
+export function registerV2(
+  app: FastifyInstance,
+  registry: RouteRegistry,
+  deps: ApiDeps,
+  incoming: IncomingParts,
+): void {
   app.register(
     async (v2) => {
       setEnvelopeErrorHandler(v2, { bodyLimitBytes: deps.config.bodyLimitBytes });
@@ -55,7 +72,7 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
         burst: deps.config.apiRateBurst,
       });
       const secrets = new SecretService(deps.store, new SecretCipher(deps.secretKey));
-      const telephony = telephonyServices(deps);
+      const telephony = telephonyServices(deps, incoming);
       const agents = new AgentService(
         deps.store,
         deps.voices,
@@ -71,7 +88,7 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
       registerVoiceRoutes(v2, registry, deps.voices);
       registerWalletRoutes(v2, registry, deps.store);
       registerCallRoutes(v2, registry, { ...deps, pacer: telephony.pacer });
-      registerPhoneNumberRoutes(v2, registry, telephony.numbers);
+      registerPhoneNumberRoutes(v2, registry, telephony.numbers, telephony.simulated);
       registerPhonePoolRoutes(v2, registry, telephony.pools);
       registerTelephonyRoutes(v2, registry, telephony.rental, telephony.numbers);
       registerLiveCallRoutes(v2, registry, deps);
@@ -79,7 +96,14 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
       registerCampaignRoutes(
         v2,
         registry,
-        new CampaignService(deps.store, announceThrough(deps.coord), deps.clock),
+        new CampaignService(deps.store, {
+          announce: announceThrough(deps.coord),
+          clock: deps.clock,
+          fleetSize: () => new GatewayFleet(deps.coord).size(),
+          wakeDiallers: () => {
+            deps.coord.publish(CAMPAIGNS_STARTED_CHANNEL, '').catch(() => {});
+          },
+        }),
       );
       const flowModels = deps.flowModels ?? NO_FLOW_MODELS;
       const clock = deps.clock ?? systemClock;
@@ -101,8 +125,11 @@ export function registerV2(app: FastifyInstance, registry: RouteRegistry, deps: 
 }
 
 /** Numbers, pools and the rent flow, on the sandbox provider (production workspaces have none configured yet). */
-function telephonyServices(deps: ApiDeps) {
-  const providers = new TelephonyProviders(deps.store, { sandbox: new SandboxTelephony() });
+function telephonyServices(deps: ApiDeps, incoming: IncomingParts) {
+  const providers = new TelephonyProviders(deps.store, {
+    sandbox: new SandboxTelephony(),
+    twilio: { accounts: incoming.accounts, statusCallbackOf: (voiceUrl) => `${voiceUrl}/status` },
+  });
   const pacer = new Pacer(deps.store, deps.coord, deps.clock);
   const base = (deps.config.publicApiUrl ?? 'http://localhost').replace(/\/+$/, '');
   return {
@@ -111,10 +138,20 @@ function telephonyServices(deps: ApiDeps) {
       deps.store,
       providers,
       pacer,
-      (numberId) => `${base}/carriers/sandbox/voice/${numberId}`,
+      (numberId, provider) =>
+        provider === 'twilio'
+          ? `${base}${TWILIO_VOICE_PATH}/${numberId}`
+          : `${base}/carriers/sandbox/voice/${numberId}`,
       deps.clock,
     ),
     pools: new PoolService(deps.store, providers),
+    simulated: new SimulatedIncomingCalls({
+      store: deps.store,
+      providers,
+      incoming: incoming.calls,
+      coord: deps.coord,
+      logger: deps.logger.child({ component: 'incoming_calls' }),
+    }),
     rental: new RentalService(deps.store, providers, deps.clock),
   };
 }

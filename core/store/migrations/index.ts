@@ -6,7 +6,9 @@ import * as toolsSecrets from './0003_tools_secrets.ts';
 import * as dnc from './0004_dnc.ts';
 import * as telephony from './0005_telephony.ts';
 import * as campaigns from './0006_campaigns.ts';
+import * as inbound from './0007_inbound.ts';
 import * as flowJobs from './0009_flow_jobs.ts';
+import * as campaignCalls from './0010_campaign_calls.ts';
 
 /**
  * Every migration, in order, listed statically (no folder scan: the list is what ships). Append new ones with
@@ -19,7 +21,9 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_dnc': dnc,
   '0005_telephony': telephony,
   '0006_campaigns': campaigns,
+  '0007_inbound': inbound,
   '0009_flow_jobs': flowJobs,
+  '0010_campaign_calls': campaignCalls,
 };
 
 const provider: MigrationProvider = {

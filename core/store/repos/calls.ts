@@ -37,6 +37,8 @@ function toCall(row: CallsTable): CallRecord {
     webhookUrl: row.webhook_url,
     phoneNumberId: row.phone_number_id,
     poolId: row.pool_id,
+    campaignId: row.campaign_id,
+    direction: row.direction,
     status: row.status,
     endedReason: row.ended_reason,
     carrier: row.carrier,
@@ -97,6 +99,8 @@ export class CallStore implements CallRepo {
       webhook_url: call.webhookUrl,
       phone_number_id: call.phoneNumberId ?? null,
       pool_id: call.poolId ?? null,
+      campaign_id: call.campaignId ?? null,
+      direction: call.direction ?? 'outbound',
       status: 'queued',
       ended_reason: null,
       carrier: null,
@@ -137,7 +141,7 @@ export class CallStore implements CallRepo {
 
   async list(workspaceId: string, filter: CallListFilter): Promise<Page<CallRecord>> {
     const limit = assertLimit(filter.limit);
-    const { after, agentId, createdFrom, createdTo } = filter;
+    const { after, agentId, campaignId, createdFrom, createdTo } = filter;
     const statuses = filter.status === undefined ? [] : [filter.status].flat();
     const rows = await this.scope.db
       .selectFrom('calls')
@@ -146,6 +150,7 @@ export class CallStore implements CallRepo {
       .$if(after !== undefined, (q) => q.where('id', '<', after ?? ''))
       .$if(statuses.length > 0, (q) => q.where('status', 'in', statuses))
       .$if(agentId !== undefined, (q) => q.where('agent_id', '=', agentId ?? ''))
+      .$if(campaignId !== undefined, (q) => q.where('campaign_id', '=', campaignId ?? ''))
       .$if(createdFrom !== undefined, (q) => q.where('created_at', '>=', createdFrom ?? 0))
       .$if(createdTo !== undefined, (q) => q.where('created_at', '<', createdTo ?? 0))
       .orderBy('id', 'desc')
@@ -168,6 +173,7 @@ export class CallStore implements CallRepo {
       .selectAll()
       .where('workspace_id', '=', workspaceId)
       .where('status', '=', 'queued')
+      .where('direction', '=', 'outbound')
       .orderBy('id', 'asc')
       .limit(assertLimit(limit))
       .execute();
@@ -180,6 +186,7 @@ export class CallStore implements CallRepo {
       .select('workspace_id')
       .distinct()
       .where('status', '=', 'queued')
+      .where('direction', '=', 'outbound')
       .orderBy('workspace_id')
       .execute();
     return rows.map((r) => r.workspace_id);
@@ -198,6 +205,17 @@ export class CallStore implements CallRepo {
       .where('id', '=', id)
       .where('status', 'in', change.from)
       .returningAll()
+      .executeTakeFirst();
+    return row ? toCall(row) : undefined;
+  }
+
+  async findByCarrierCall(workspaceId: string, carrierCallId: string): Promise<CallRecord | undefined> {
+    const row = await this.scope.db
+      .selectFrom('calls')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('carrier_call_id', '=', carrierCallId)
+      .orderBy('id', 'desc')
       .executeTakeFirst();
     return row ? toCall(row) : undefined;
   }

@@ -9,7 +9,9 @@ import {
   type PauseReason,
 } from '../../campaigns/settings.ts';
 import { newId } from '../../ids.ts';
+import { OPEN_CALL_STATUSES } from '../call-types.ts';
 import type {
+  ActiveCampaign,
   CampaignRecord,
   CampaignRepo,
   ContactRecord,
@@ -36,8 +38,6 @@ const toCampaign = (row: CampaignsTable): CampaignRecord => ({
   settings: campaignSettingsOf(row.settings),
   status: oneOf(CAMPAIGN_STATUSES, row.status, 'paused'),
   pauseReason: row.pause_reason === null ? null : oneOf(PAUSE_REASONS, row.pause_reason, 'requested'),
-  spentPaise: Number(row.spent_paise),
-  heldPaise: Number(row.held_paise),
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
 });
@@ -67,8 +67,6 @@ export class CampaignStore implements CampaignRepo {
       settings: JSON.stringify(settings),
       status: 'paused',
       pause_reason: 'not_started',
-      spent_paise: 0,
-      held_paise: 0,
       created_at: now,
       updated_at: now,
       deleted_at: null,
@@ -180,7 +178,128 @@ export class CampaignStore implements CampaignRepo {
       byStatus[status] += Number(row.n);
       attempts += Number(row.tried ?? 0);
     }
-    return { byStatus, attempts };
+    return { byStatus, attempts, ...(await this.money(campaignId)) };
+  }
+
+  /** What the campaign's calls cost: charges of the ended ones, holds (and count) of the open ones. */
+  private async money(
+    campaignId: string,
+  ): Promise<{ spentPaise: number; heldPaise: number; openCalls: number }> {
+    const { db } = this.scope;
+    const [spent, held] = await Promise.all([
+      db
+        .selectFrom('calls')
+        .select((eb) => eb.fn.sum<number>('cost_paise').as('paise'))
+        .where('campaign_id', '=', campaignId)
+        .where('status', 'not in', OPEN_CALL_STATUSES)
+        .executeTakeFirst(),
+      db
+        .selectFrom('calls')
+        .innerJoin('wallet_holds', (join) =>
+          join
+            .onRef('wallet_holds.reference', '=', 'calls.id')
+            .onRef('wallet_holds.workspace_id', '=', 'calls.workspace_id'),
+        )
+        .select((eb) => [
+          eb.fn.sum<number>('wallet_holds.amount_paise').as('paise'),
+          eb.fn.countAll<number>().as('n'),
+        ])
+        .where('calls.campaign_id', '=', campaignId)
+        .where('calls.status', 'in', OPEN_CALL_STATUSES)
+        .executeTakeFirst(),
+    ]);
+    return {
+      spentPaise: Number(spent?.paise ?? 0),
+      heldPaise: Number(held?.paise ?? 0),
+      openCalls: Number(held?.n ?? 0),
+    };
+  }
+
+  async active(): Promise<ActiveCampaign[]> {
+    const { db } = this.scope;
+    const rows = await db
+      .selectFrom('campaigns')
+      .select(['id', 'workspace_id'])
+      .where('deleted_at', 'is', null)
+      .where((eb) =>
+        eb.or([
+          eb('status', '=', 'play'),
+          eb.exists(
+            eb
+              .selectFrom('campaign_contacts')
+              .select('campaign_contacts.id')
+              .whereRef('campaign_contacts.campaign_id', '=', 'campaigns.id')
+              .where('campaign_contacts.status', '=', 'calling'),
+          ),
+        ]),
+      )
+      .orderBy('id', 'asc')
+      .execute();
+    return rows.map((row) => ({ id: row.id, workspaceId: row.workspace_id }));
+  }
+
+  async dueContacts(campaignId: string, now: number, limit: number): Promise<ContactRecord[]> {
+    const rows = await this.scope.db
+      .selectFrom('campaign_contacts')
+      .selectAll()
+      .where('campaign_id', '=', campaignId)
+      .where('status', '=', 'pending')
+      .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)]))
+      .orderBy('id', 'asc')
+      .limit(limit)
+      .execute();
+    return rows.map(toContact);
+  }
+
+  async callingContacts(campaignId: string): Promise<ContactRecord[]> {
+    const rows = await this.scope.db
+      .selectFrom('campaign_contacts')
+      .selectAll()
+      .where('campaign_id', '=', campaignId)
+      .where('status', '=', 'calling')
+      .orderBy('id', 'asc')
+      .execute();
+    return rows.map(toContact);
+  }
+
+  async claimContact(contactId: string, callId: string): Promise<boolean> {
+    const { db, now } = this.scope;
+    const row = await db
+      .selectFrom('campaign_contacts')
+      .select(['call_ids', 'status'])
+      .where('id', '=', contactId)
+      .$if(this.scope.isPostgres, (q) => q.forUpdate())
+      .executeTakeFirst();
+    if (row?.status !== 'pending') return false;
+    const callIds = [...(JSON.parse(row.call_ids) as string[]), callId];
+    const result = await db
+      .updateTable('campaign_contacts')
+      .set((eb) => ({
+        status: 'calling',
+        attempts: eb('attempts', '+', 1),
+        call_ids: JSON.stringify(callIds),
+        next_attempt_at: null,
+        updated_at: now,
+      }))
+      .where('id', '=', contactId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async settleContact(
+    contactId: string,
+    from: ContactStatus,
+    to: ContactStatus,
+    nextAttemptAt: number | null,
+  ): Promise<boolean> {
+    const result = await this.scope.db
+      .updateTable('campaign_contacts')
+      .set({ status: to, next_attempt_at: nextAttemptAt, updated_at: this.scope.now })
+      .where('id', '=', contactId)
+      .where('status', '=', from)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   addContacts(

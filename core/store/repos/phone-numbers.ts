@@ -32,6 +32,8 @@ function toRecord(row: PhoneNumbersTable): PhoneNumberRecord {
     paidUntil: row.paid_until === null ? null : Number(row.paid_until),
     renewsAt: row.renews_at === null ? null : Number(row.renews_at),
     releasesAt: row.releases_at === null ? null : Number(row.releases_at),
+    providerSecret: row.provider_secret,
+    previousVoiceUrl: row.previous_voice_url,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -50,6 +52,7 @@ function changeColumns(change: PhoneNumberChange): Partial<PhoneNumbersTable> {
   if (change.paidUntil !== undefined) columns.paid_until = change.paidUntil;
   if (change.renewsAt !== undefined) columns.renews_at = change.renewsAt;
   if (change.releasesAt !== undefined) columns.releases_at = change.releasesAt;
+  if (change.previousVoiceUrl !== undefined) columns.previous_voice_url = change.previousVoiceUrl;
   return columns;
 }
 
@@ -87,6 +90,8 @@ export class PhoneNumberStore implements PhoneNumberRepo {
       renews_at: record.renewsAt,
       releases_at: null,
       released_at: null,
+      provider_secret: record.providerSecret ?? null,
+      previous_voice_url: record.previousVoiceUrl ?? null,
       created_at: now,
       updated_at: now,
     };
@@ -100,6 +105,16 @@ export class PhoneNumberStore implements PhoneNumberRepo {
 
   async get(workspaceId: string, id: string): Promise<PhoneNumberRecord | undefined> {
     const row = await this.live(this.scope, workspaceId).where('id', '=', id).executeTakeFirst();
+    return row ? toRecord(row) : undefined;
+  }
+
+  async findById(id: string): Promise<PhoneNumberRecord | undefined> {
+    const row = await this.scope.db
+      .selectFrom('phone_numbers')
+      .selectAll()
+      .where('id', '=', id)
+      .where(held(this.scope.now))
+      .executeTakeFirst();
     return row ? toRecord(row) : undefined;
   }
 

@@ -97,6 +97,17 @@ export class PhonePoolStore implements PhonePoolRepo {
       .execute();
   }
 
+  async campaignDefault(workspaceId: string): Promise<PhonePoolRecord | undefined> {
+    const row = await this.scope.db
+      .selectFrom('phone_pools')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('default_for_campaigns', '=', 1)
+      .orderBy('id', 'asc')
+      .executeTakeFirst();
+    return row ? toRecord(row) : undefined;
+  }
+
   async remove(workspaceId: string, id: string): Promise<boolean> {
     const result = await this.scope.db
       .deleteFrom('phone_pools')

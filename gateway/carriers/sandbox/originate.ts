@@ -110,6 +110,34 @@ export class SandboxCarrier implements Carrier {
     return { carrierCallId };
   }
 
+  /**
+   * A simulated caller rings one of the workspace's numbers: the incoming call is already admitted (`dialing`,
+   * core/calls/incoming.ts), so the caller connects to the gateway at once and converses by the caller script,
+   * as a conversing callee does.
+   */
+  ringIn(call: Pick<CallRecord, 'id' | 'workspaceId'>, carrierCallId: string): void {
+    if (this.closed) return;
+    const logger = this.logger.child({ callId: call.id, carrierCallId, direction: 'inbound' });
+    const caller = new SandboxCallee({
+      call,
+      carrierCallId,
+      accountSid: this.accountSid,
+      behaviour: 'converse',
+      mediaUrl: this.mediaUrl,
+      tokens: this.options.tokens,
+      reportRingOutcome: this.options.reportRingOutcome,
+      ringMs: this.ringMs,
+      answerDelayMs: 0,
+      speech: this.speech,
+      callerScript: this.callerScript,
+      logger,
+      onEnded: () => this.ended(carrierCallId),
+    });
+    this.callees.set(carrierCallId, caller);
+    logger.info('sandbox caller rings in');
+    caller.start();
+  }
+
   private ended(carrierCallId: string): void {
     this.callees.delete(carrierCallId);
     if (this.callees.size > 0) return;

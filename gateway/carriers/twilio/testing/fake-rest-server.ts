@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 
 /**
- * A fake of Twilio's Calls REST API for tests: a real HTTP server on 127.0.0.1, port 0. It checks Basic auth,
+ * A fake of Twilio's Calls and IncomingPhoneNumbers REST API for tests: a real HTTP server on 127.0.0.1, port 0. It checks Basic auth,
  * parses the form, records every request, and answers like Twilio: `201` with a Calls JSON on create, the
  * call's JSON on update, and Twilio's JSON errors (`{code, message, more_info, status}`). Tests can script the
  * next answers (errors, 500s, dropped connections, stalls) and send status callbacks signed the way Twilio
@@ -34,6 +34,15 @@ export interface FakeTwilioCall {
   readonly createdAt: Date;
   answeredAt: Date | undefined;
   callbacksSent: number;
+}
+
+/** A number of the fake account (Twilio's IncomingPhoneNumbers resource). */
+export interface FakeIncomingNumber {
+  readonly sid: string;
+  readonly phoneNumber: string;
+  voiceUrl: string;
+  voiceMethod: string;
+  statusCallback: string;
 }
 
 export interface RecordedTwilioRequest {
@@ -88,6 +97,8 @@ export interface FakeTwilioOptions {
 export class FakeTwilioRestServer {
   readonly requests: RecordedTwilioRequest[] = [];
   readonly calls = new Map<string, FakeTwilioCall>();
+  /** The account's numbers, by sid. */
+  readonly incomingNumbers = new Map<string, FakeIncomingNumber>();
   private readonly scripted: FakeAnswer[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
 
@@ -123,6 +134,53 @@ export class FakeTwilioRestServer {
   requestsTo(sid?: string): RecordedTwilioRequest[] {
     const path = this.callsPath(sid);
     return this.requests.filter((r) => r.path === path);
+  }
+
+  /** Adds a number to the account, its incoming calls pointing at `voiceUrl` (Twilio's demo by default). */
+  addIncomingNumber(
+    phoneNumber: string,
+    voiceUrl = 'https://demo.twilio.com/welcome/voice/',
+  ): FakeIncomingNumber {
+    const number: FakeIncomingNumber = {
+      sid: `PN${randomBytes(16).toString('hex')}`,
+      phoneNumber,
+      voiceUrl,
+      voiceMethod: 'POST',
+      statusCallback: '',
+    };
+    this.incomingNumbers.set(number.sid, number);
+    return number;
+  }
+
+  /**
+   * A caller rings the number: Twilio's signed incoming-call webhook to the number's `VoiceUrl` (or `url`,
+   * where the receiver really listens), as `postSigned` sends it. Returns the answer (TwiML) and the CallSid.
+   */
+  async ringIncoming(
+    numberSid: string,
+    from: string,
+    options: { url?: string; authToken?: string; signature?: string | null } = {},
+  ): Promise<{ status: number; body: string; callSid: string }> {
+    const number = this.incomingNumbers.get(numberSid);
+    if (!number) throw new Error(`fake twilio: no number ${numberSid}`);
+    const callSid = `CA${randomBytes(16).toString('hex')}`;
+    const url = options.url ?? number.voiceUrl;
+    const params = {
+      AccountSid: this.accountSid,
+      ApiVersion: API_VERSION,
+      CallSid: callSid,
+      CallStatus: 'ringing',
+      Called: number.phoneNumber,
+      Caller: from,
+      Direction: 'inbound',
+      From: from,
+      To: number.phoneNumber,
+    };
+    const answer = await this.postSigned(url, params, {
+      ...(options.authToken !== undefined ? { authToken: options.authToken } : {}),
+      ...(options.signature !== undefined ? { signature: options.signature } : {}),
+    });
+    return { ...answer, callSid };
   }
 
   setCallStatus(sid: string, status: FakeCallStatus): void {
@@ -206,6 +264,7 @@ export class FakeTwilioRestServer {
     const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
     const method = req.method ?? 'GET';
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     this.requests.push({
       method,
       path,
@@ -228,13 +287,16 @@ export class FakeTwilioRestServer {
             scripted.code,
             typeof scripted.message === 'string' ? scripted.message : scripted.message(form),
           )
-        : this.route(method, path, form);
+        : this.route(method, path, form, query);
     res.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8' });
     res.end(JSON.stringify(answer.body));
   }
 
-  private route(method: string, path: string, form: URLSearchParams): Answer {
+  private route(method: string, path: string, form: URLSearchParams, query: URLSearchParams): Answer {
     if (method === 'POST' && path === this.callsPath()) return this.create(form);
+    const numbers = `/${API_VERSION}/Accounts/${this.accountSid}/IncomingPhoneNumbers`;
+    if (path === `${numbers}.json` && method === 'GET') return this.listNumbers(query);
+    if (path.startsWith(`${numbers}/`)) return this.updateNumber(method, path, form);
     const sid = new RegExp(`^/${API_VERSION}/Accounts/${this.accountSid}/Calls/([^/]+)\\.json$`).exec(
       path,
     )?.[1];
@@ -264,6 +326,54 @@ export class FakeTwilioRestServer {
     };
     this.calls.set(call.sid, call);
     return { status: 201, body: this.callJson(call) };
+  }
+
+  /** `GET .../IncomingPhoneNumbers.json?PhoneNumber=`: the account's numbers, filtered by number. */
+  private listNumbers(query: URLSearchParams): Answer {
+    const wanted = query.get('PhoneNumber');
+    const numbers = [...this.incomingNumbers.values()].filter(
+      (n) => wanted === null || n.phoneNumber === wanted,
+    );
+    return {
+      status: 200,
+      body: {
+        incoming_phone_numbers: numbers.map((n) => this.numberJson(n)),
+        page: 0,
+        page_size: 50,
+        start: 0,
+        end: Math.max(0, numbers.length - 1),
+      },
+    };
+  }
+
+  /** `POST .../IncomingPhoneNumbers/{sid}.json`: updates VoiceUrl, VoiceMethod, StatusCallback. */
+  private updateNumber(method: string, path: string, form: URLSearchParams): Answer {
+    const sid = /\/IncomingPhoneNumbers\/([^/]+)\.json$/.exec(path)?.[1];
+    const number = sid === undefined ? undefined : this.incomingNumbers.get(sid);
+    if (!number) return twilioError(404, 20404, `The requested resource ${path} was not found`);
+    if (method !== 'POST') return twilioError(405, 20004, 'Method not allowed');
+    const voiceUrl = form.get('VoiceUrl');
+    if (voiceUrl !== null && voiceUrl !== '' && !/^https?:\/\//.test(voiceUrl))
+      return twilioError(400, 21502, 'VoiceUrl is not valid');
+    if (voiceUrl !== null) number.voiceUrl = voiceUrl;
+    number.voiceMethod = form.get('VoiceMethod') ?? number.voiceMethod;
+    number.statusCallback = form.get('StatusCallback') ?? number.statusCallback;
+    return { status: 200, body: this.numberJson(number) };
+  }
+
+  private numberJson(number: FakeIncomingNumber): Record<string, unknown> {
+    return {
+      account_sid: this.accountSid,
+      sid: number.sid,
+      phone_number: number.phoneNumber,
+      friendly_name: number.phoneNumber,
+      voice_url: number.voiceUrl,
+      voice_method: number.voiceMethod,
+      status_callback: number.statusCallback,
+      status_callback_method: 'POST',
+      api_version: API_VERSION,
+      uri: `/${API_VERSION}/Accounts/${this.accountSid}/IncomingPhoneNumbers/${number.sid}.json`,
+    };
   }
 
   private update(call: FakeTwilioCall, form: URLSearchParams): Answer {
