@@ -35,6 +35,23 @@ export const refineBody = z
   })
   .strict();
 
+/** `POST /v2/agents/flow/transcribe`: a call of the workspace, or (not live yet) an uploaded recording. */
+export const transcribeBody = z
+  .object({
+    call_id: z.string().min(1).max(64).optional(),
+    recording: z.string().max(1_000_000).optional().describe('base64 audio: not transcribed yet (501)'),
+  })
+  .strict();
+
+export const flowTranscriptSchema = z.object({
+  object: z.literal('flow_transcript'),
+  call_id: z.string(),
+  transcript: z.string().describe('One AGENT:/CALLER: turn per line'),
+  turns: z.number().int(),
+  audio_secs: z.number().int(),
+  cost: z.object({ amount_inr: z.number(), transaction_id: z.string().nullable() }),
+});
+
 /** `POST /v2/agents/flow/generate`. */
 export const generateBody = z
   .object({

@@ -4,9 +4,11 @@
  * the live-call model, callers, scenarios, reviews, revisions).
  */
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as wait } from 'node:timers/promises';
+import { DiskCallArtifacts, type TranscriptEntry } from '../../core/calls/artifacts.ts';
 import type { Clock } from '../../core/clock.ts';
 import { createLogger } from '../../core/logger.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
@@ -240,6 +242,8 @@ describe('flow tests: refine jobs and drafts', () => {
           FLOW_JOB_LEASE_MS: '2000',
           FLOW_SIM_MAX_TURNS: '4',
           FLOW_DRAFT_WAIT_MS: '400',
+          // Web calls are placed (never joined) for the transcription case.
+          PUBLIC_GATEWAY_URL: 'ws://127.0.0.1:9',
         },
         logger: createLogger(
           { logLevel: 'debug' },
@@ -631,7 +635,51 @@ describe('flow tests: refine jobs and drafts', () => {
       [res.body.id, slow.body.id].sort(),
     );
     assert.equal((await api('GET', `/v2/agents/flow/refine/${slow.body.id}`)).status, 404);
-    assert.equal((await api('POST', '/v2/agents/flow/transcribe', { body: {} })).status, 501);
+  });
+
+  test('transcribe: a call of the workspace as AGENT:/CALLER: lines, charged once as a transcription', async () => {
+    const { api, id: workspaceId } = await workspace();
+    const other = await workspace();
+    const agent = await api<{ id: string }>('POST', '/v2/agents', { body: { name: 'Spice Garden' } });
+    const call = await api<{ id: string }>('POST', '/v2/calls', {
+      body: { agent_id: agent.body.id, channel: 'web' },
+      headers: { 'idempotency-key': 'transcribe-1' },
+    });
+    assert.equal(call.status, 202, call.text);
+    const transcribe = (body: Record<string, unknown>, as = api) =>
+      as('POST', '/v2/agents/flow/transcribe', { body });
+    assert.equal((await transcribe({ call_id: call.body.id })).status, 404, 'nothing recorded yet');
+    const turns: TranscriptEntry[] = [
+      { speaker: 'agent', text: 'Namaste, Spice Garden.', start_ms: 0, end_ms: 1_800, interrupted: false },
+      { speaker: 'caller', text: 'A table', start_ms: 2_100, end_ms: 2_600, interrupted: false },
+      { speaker: 'caller', text: 'for two.', start_ms: 2_700, end_ms: 3_000, interrupted: false },
+      { speaker: 'caller', text: '', start_ms: 3_100, end_ms: 3_300, interrupted: false, recognized: false },
+      { speaker: 'agent', text: 'Sure, at what time?', start_ms: 3_400, end_ms: 3_700, interrupted: false },
+    ];
+    await new DiskCallArtifacts(path.join(p.dataDir, 'recordings')).saveTranscript(
+      workspaceId,
+      call.body.id,
+      turns,
+    );
+    type Transcript = { transcript: string; cost: { amount_inr: number; transaction_id: string } };
+    const first = await transcribe({ call_id: call.body.id });
+    assert.equal(first.status, 200, first.text);
+    const body = first.body as unknown as Transcript;
+    assert.equal(
+      body.transcript,
+      'AGENT: Namaste, Spice Garden.\nCALLER: A table for two. (unclear)\nAGENT: Sure, at what time?',
+    );
+    // 3.7 s of audio at ₹18 an hour: 1.85 paise, rounded up.
+    assert.equal(Math.round(body.cost.amount_inr * 100), 2);
+    assert.equal(
+      ((await transcribe({ call_id: call.body.id })).body as unknown as Transcript).cost.transaction_id,
+      body.cost.transaction_id,
+    );
+    const ledger = await api<{ data: Array<{ kind: string }> }>('GET', '/v2/wallet/transactions');
+    assert.equal(ledger.body.data.filter((e) => e.kind === 'transcription').length, 1, 'charged once');
+    assert.equal((await transcribe({ call_id: call.body.id }, other.api)).status, 404);
+    assert.equal(errorCode(await transcribe({ recording: 'UklGRg==' })), 'not_implemented');
+    assert.equal(errorCode(await transcribe({})), 'invalid_request');
   });
 });
 

@@ -1,9 +1,18 @@
 import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../../core/errors.ts';
 import type { FlowDrafts } from '../../../core/flows/generate.ts';
 import type { FlowJobService } from '../../../core/flows/jobs/service.ts';
+import type { FlowTranscripts } from '../../../core/flows/transcribe.ts';
 import { type RouteDefinition, type RouteRegistry, registerRoutes, route } from '../../http/route.ts';
 import { idParams } from '../../schemas/common.ts';
-import { flowDraftSchema, flowRefinementSchema, generateBody, refineBody } from '../../schemas/flow-jobs.ts';
+import {
+  flowDraftSchema,
+  flowRefinementSchema,
+  flowTranscriptSchema,
+  generateBody,
+  refineBody,
+  transcribeBody,
+} from '../../schemas/flow-jobs.ts';
 
 const tag = 'Flow tests';
 
@@ -12,6 +21,7 @@ export function registerFlowJobRoutes(
   registry: RouteRegistry,
   jobs: FlowJobService,
   drafts: FlowDrafts,
+  transcripts: FlowTranscripts,
 ): void {
   registerRoutes(app, registry, [
     refineRoute(jobs),
@@ -20,6 +30,7 @@ export function registerFlowJobRoutes(
     latestRefinementRoute(jobs),
     generateRoute(drafts),
     getDraftRoute(drafts),
+    transcribeRoute(transcripts),
   ]);
 }
 
@@ -122,5 +133,29 @@ function getDraftRoute(drafts: FlowDrafts): RouteDefinition {
     responses: { 200: { description: 'The draft', schema: flowDraftSchema } },
     errors: ['not_found'],
     handler: async ({ auth, params }) => drafts.get(auth.workspaceId, params.id),
+  });
+}
+
+function transcribeRoute(transcripts: FlowTranscripts): RouteDefinition {
+  return route({
+    method: 'POST',
+    url: '/agents/flow/transcribe',
+    operationId: 'transcribeForFlow',
+    summary:
+      'A call of the workspace as an AGENT:/CALLER: transcript, one turn per line (₹18 an hour of audio, once per call); uploaded recordings are not live yet (501)',
+    tag,
+    body: transcribeBody,
+    responses: { 200: { description: 'The transcript', schema: flowTranscriptSchema } },
+    errors: ['invalid_request', 'not_found', 'insufficient_balance', 'not_implemented'],
+    handler: async ({ auth, body }) => {
+      if (body.recording !== undefined) {
+        throw new ApiError(
+          'not_implemented',
+          'uploaded recordings are not transcribed yet: pass call_id of one of your calls',
+        );
+      }
+      if (body.call_id === undefined) throw new ApiError('invalid_request', 'call_id is required');
+      return transcripts.ofCall(auth.workspaceId, body.call_id);
+    },
   });
 }

@@ -8,10 +8,6 @@ import type { RouteRegistry } from '../../http/route.ts';
  * document lists them with that answer.
  */
 const NOT_LIVE: ReadonlyArray<{ prefix: string; what: string }> = [
-  {
-    prefix: '/agents/flow/transcribe',
-    what: 'flow transcription (a recording to an AGENT:/CALLER: transcript)',
-  },
   { prefix: '/transcriptions', what: 'transcriptions' },
   { prefix: '/speech', what: 'text to speech' },
   { prefix: '/stream-tokens', what: 'stream token minting' },

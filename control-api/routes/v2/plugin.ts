@@ -10,6 +10,7 @@ import { announceThrough } from '../../../core/events/announce.ts';
 import { FlowDrafts } from '../../../core/flows/generate.ts';
 import { NO_FLOW_MODELS } from '../../../core/flows/jobs/models.ts';
 import { FlowJobService } from '../../../core/flows/jobs/service.ts';
+import { FlowTranscripts } from '../../../core/flows/transcribe.ts';
 import { SecretCipher } from '../../../core/secrets/cipher.ts';
 import { SecretService } from '../../../core/secrets/service.ts';
 import { NumberService } from '../../../core/telephony/numbers.ts';
@@ -117,6 +118,7 @@ export function registerV2(
           clock,
           Math.min(deps.flowDraftWaitMs ?? 20_000, deps.config.apiHttp.answerTimeoutMs - 1_000),
         ),
+        new FlowTranscripts(deps.store, deps.artifacts),
       );
       registerNotLiveRoutes(v2, registry);
     },
