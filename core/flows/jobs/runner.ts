@@ -402,39 +402,51 @@ export class FlowJobRun {
   private async review(): Promise<void> {
     const { input } = this.job;
     const scenarios = this.roundScenarios();
-    const answer = await this.hosted(
-      this.reviewingModel(),
-      REVIEW_PROMPT,
-      [
-        {
-          role: 'user',
-          content: dataMessage({
-            brief: input.brief,
-            language: input.language,
-            max_duration_secs: input.max_duration_secs,
-            variables: input.variables,
-            flow: this.state.flow,
-            simulated_calls: this.state.tests.map((t) => ({
-              caller: scenarios[t.scenario] ?? t.caller,
-              transcript: t.transcript,
-              ended_by: t.ended_by,
-              ...(t.source?.kind === 'example' ? { original: input.examples[t.source.index] } : {}),
-              ...(t.source?.kind === 'call' ? { original: input.calls[t.source.index] } : {}),
-            })),
-            real_calls: input.calls,
-          }),
-        },
-      ],
-      4_000,
-    );
-    const parsed = jsonObjectIn(answer.text);
+    const ask = () =>
+      this.hosted(
+        this.reviewingModel(),
+        REVIEW_PROMPT,
+        [
+          {
+            role: 'user',
+            content: dataMessage({
+              brief: input.brief,
+              language: input.language,
+              max_duration_secs: input.max_duration_secs,
+              variables: input.variables,
+              flow: this.state.flow,
+              simulated_calls: this.state.tests.map((t) => ({
+                caller: scenarios[t.scenario] ?? t.caller,
+                transcript: t.transcript,
+                ended_by: t.ended_by,
+                ...(t.source?.kind === 'example' ? { original: input.examples[t.source.index] } : {}),
+                ...(t.source?.kind === 'call' ? { original: input.calls[t.source.index] } : {}),
+              })),
+              real_calls: input.calls,
+            }),
+          },
+        ],
+        4_000,
+      );
+    // A model that wandered off the format once gets one more chance before the job fails.
+    const parsed = jsonObjectIn((await ask()).text) ?? jsonObjectIn((await ask()).text);
     if (!parsed)
-      throw new JobFailure('review_unreadable', 'the review model did not answer with the JSON asked for');
+      throw new JobFailure(
+        'review_unreadable',
+        'the review model did not answer with the JSON asked for, twice',
+      );
     const listed = Array.isArray(parsed.findings) ? parsed.findings : [];
     const findings: Finding[] = [
       ...structuralFindings(this.state.flow),
       ...listed.slice(0, 50).flatMap((f) => {
-        const checked = findingSchema.safeParse({ node: null, fix: '', ...(typeof f === 'object' ? f : {}) });
+        const given = typeof f === 'object' && f !== null ? (f as Record<string, unknown>) : {};
+        const checked = findingSchema.safeParse({
+          node: null,
+          fix: '',
+          ...given,
+          // A severity outside the three (`critical`, `minor`) is read as the nearest.
+          severity: severityOf(given.severity),
+        });
         return checked.success ? [checked.data] : [];
       }),
     ];
@@ -581,6 +593,13 @@ export class FlowJobRun {
     this.settings = base;
     return base;
   }
+}
+
+function severityOf(value: unknown): Finding['severity'] {
+  const text = String(value ?? '').toLowerCase();
+  if (/high|critical|severe|blocker|major/.test(text)) return 'high';
+  if (/low|minor|trivial|nit/.test(text)) return 'low';
+  return 'medium';
 }
 
 function changesIn(text: string): string[] {
