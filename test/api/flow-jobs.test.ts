@@ -265,7 +265,7 @@ describe('flow tests: refine jobs and drafts', () => {
 
   test('simulated callers find a planted defect; the revision fixes it, is verified, and is charged once to the paisa', async () => {
     script = defaultScript();
-    script.latencyMs = { agent: 15, caller: 15, review: 40, revise: 40, scenarios: 40 };
+    script.latencyMs = { agent: 15, caller: 15, review: 120, revise: 40, scenarios: 40 };
     const { api } = await workspace();
     const from = answered.length;
     const brief =
@@ -464,7 +464,7 @@ describe('flow tests: refine jobs and drafts', () => {
 
   test('cancel mid-simulation charges what answered and keeps the job as it stopped', async () => {
     script = defaultScript();
-    script.latencyMs = { caller: 150 };
+    script.latencyMs = { caller: 300 };
     const { api } = await workspace();
     const from = answered.length;
     const res = await api<Job>('POST', '/v2/agents/flow/refine', {
