@@ -6,9 +6,10 @@
 import type { Logger } from 'pino';
 import type { ChatMessage } from '../../../engines/llm/types.ts';
 import { storedSettings } from '../../agents/stored.ts';
-import { type AgentSettings, DEFAULT_BEHAVIOR, DEFAULT_END_CALL, type Flow } from '../../agents/types.ts';
+import type { AgentSettings, Flow } from '../../agents/types.ts';
 import type { Store } from '../../store/types.ts';
 import { validateFlow } from '../validate.ts';
+import { callersIn, changesIn, findingsIn } from './answers.ts';
 import { type EndStatus, endJob } from './ending.ts';
 import { structuralFindings, typeOfValue, variablesRead } from './graph.ts';
 import { type Answer, ask, type FlowModelSet, type HostedModel, jsonObjectIn } from './models.ts';
@@ -21,11 +22,11 @@ import {
   REVISE_PROMPT,
   SCENARIO_PROMPT,
 } from './prompts.ts';
+import { callReplays, exampleReplays, simulationAgent } from './scenarios.ts';
 import type { Chat, SimulateCall } from './simulation.ts';
 import {
   DEFAULT_FLOW_JOB_MODEL,
   type Finding,
-  findingSchema,
   type JobInput,
   type JobState,
   jobJson,
@@ -33,7 +34,6 @@ import {
   type RevisionOutcome,
   type Scenario,
 } from './stored.ts';
-import { mostDifferentFirst } from './transcripts.ts';
 
 export interface RunnerDeps {
   store: Store;
@@ -256,16 +256,7 @@ export class FlowJobRun {
     const { input } = this.job;
     const scenarios: Scenario[] = [];
     if (input.examples.length > 0) {
-      for (const index of mostDifferentFirst(input.examples, input.simulate)) {
-        scenarios.push({
-          kind: 'example',
-          index,
-          name: `Caller of example ${index + 1}`,
-          goal: 'Replay the caller of the original call.',
-          persona: 'As in the original call.',
-          variables: {},
-        });
-      }
+      scenarios.push(...exampleReplays(input.examples, input.simulate));
     } else if (input.simulate > 0) {
       scenarios.push(...(await this.inventCallers(input.simulate)));
     }
@@ -299,46 +290,14 @@ export class FlowJobRun {
       ],
       3_000,
     );
-    const listed = jsonObjectIn(answer.text)?.callers;
-    const callers = Array.isArray(listed) ? listed : [];
-    const text = (v: unknown, fallback: string) =>
-      typeof v === 'string' && v.trim() ? v.slice(0, 2_000) : fallback;
-    return Array.from({ length: count }, (_, i) => {
-      const c: Record<string, unknown> =
-        typeof callers[i] === 'object' && callers[i] !== null ? (callers[i] as Record<string, unknown>) : {};
-      const vars = typeof c.variables === 'object' && c.variables !== null ? c.variables : {};
-      const variables = Object.fromEntries(
-        Object.entries(vars)
-          .filter((e): e is [string, string | number | boolean] =>
-            ['string', 'number', 'boolean'].includes(typeof e[1]),
-          )
-          .slice(0, 50)
-          .map(([k, v]) => [k.slice(0, 64), typeof v === 'string' ? v.slice(0, 2_000) : v]),
-      );
-      return {
-        kind: 'invented' as const,
-        index: null,
-        name: text(c.name, `Caller ${i + 1}`),
-        goal: text(c.goal, 'A typical caller of the business in the brief.'),
-        persona: text(c.persona, 'Polite, answers questions briefly.'),
-        variables,
-      };
-    });
+    return callersIn(answer.text, count);
   }
 
   /** This round's scenarios: the simulated callers, and in verifying rounds a replay of every real call. */
   private roundScenarios(): Scenario[] {
     const base = this.state.scenarios ?? [];
     if (this.state.round === 1) return base;
-    const replays = this.job.input.calls.slice(0, 5).map((_, index) => ({
-      kind: 'call' as const,
-      index,
-      name: `Caller of test call ${index + 1}`,
-      goal: 'Replay the caller of the original call.',
-      persona: 'As in the original call.',
-      variables: {},
-    }));
-    return [...base, ...replays];
+    return [...base, ...callReplays(this.job.input.calls.length)];
   }
 
   private async runNextTest(): Promise<void> {
@@ -435,21 +394,7 @@ export class FlowJobRun {
         'review_unreadable',
         'the review model did not answer with the JSON asked for, twice',
       );
-    const listed = Array.isArray(parsed.findings) ? parsed.findings : [];
-    const findings: Finding[] = [
-      ...structuralFindings(this.state.flow),
-      ...listed.slice(0, 50).flatMap((f) => {
-        const given = typeof f === 'object' && f !== null ? (f as Record<string, unknown>) : {};
-        const checked = findingSchema.safeParse({
-          node: null,
-          fix: '',
-          ...given,
-          // A severity outside the three (`critical`, `minor`) is read as the nearest.
-          severity: severityOf(given.severity),
-        });
-        return checked.success ? [checked.data] : [];
-      }),
-    ];
+    const findings: Finding[] = [...structuralFindings(this.state.flow), ...findingsIn(parsed)];
     const review: Review = {
       revision: this.state.revision,
       summary: typeof parsed.summary === 'string' ? parsed.summary.slice(0, 4_000) : '',
@@ -571,45 +516,10 @@ export class FlowJobRun {
     if (this.settings) return this.settings;
     const { input, workspaceId } = { input: this.job.input, workspaceId: this.job.workspaceId };
     const record = input.agent_id ? await this.deps.store.agents.get(workspaceId, input.agent_id) : undefined;
-    const base: AgentSettings = record
-      ? storedSettings(record.content)
-      : {
-          name: 'Flow test',
-          draft: false,
-          archived: false,
-          system_prompt: '',
-          first_message: '',
-          language: input.language ?? 'en-IN',
-          secondary_languages: [],
-          voice: { voice_id: '', language: input.language ?? 'en-IN' },
-          max_duration_secs: input.max_duration_secs ?? 300,
-          end_call: { ...DEFAULT_END_CALL },
-          voicemail: { action: 'hangup' },
-          background_sound: { sound: 'off' },
-          behavior: { ...DEFAULT_BEHAVIOR },
-          analysis: { enabled: false },
-          tools: [],
-        };
+    const base = record ? storedSettings(record.content) : simulationAgent(input);
     this.settings = base;
     return base;
   }
-}
-
-function severityOf(value: unknown): Finding['severity'] {
-  const text = String(value ?? '').toLowerCase();
-  if (/high|critical|severe|blocker|major/.test(text)) return 'high';
-  if (/low|minor|trivial|nit/.test(text)) return 'low';
-  return 'medium';
-}
-
-function changesIn(text: string): string[] {
-  const listed = jsonObjectIn(text)?.changes;
-  return Array.isArray(listed)
-    ? listed
-        .filter((c): c is string => typeof c === 'string')
-        .slice(0, 50)
-        .map((c) => c.slice(0, 1_000))
-    : [];
 }
 
 function errorText(error: unknown): string {
