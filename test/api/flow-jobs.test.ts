@@ -28,7 +28,7 @@ type Job = {
   rounds_finished: Array<{
     round: number;
     revision: number;
-    tests: Array<{ source: { kind: string; index: number } | null; transcript: string }>;
+    tests: Array<{ source: { kind: string; index: number } | null; transcript: string; model: string }>;
     review: { findings: Array<{ problem: string }> };
     revision_outcome: { status: string; problems: unknown[] } | null;
   }>;
@@ -105,6 +105,8 @@ interface Script {
   revise: (body: ChatBody) => string;
   repair: (body: ChatBody) => string;
   latencyMs: Partial<Record<Role, number>>;
+  /** The live-call model's streams end before any word. */
+  liveDown?: boolean;
 }
 
 function defaultScript(): Script {
@@ -161,6 +163,7 @@ describe('flow tests: refine jobs and drafts', () => {
     const base = { usage, firstTokenLatencyMs: script.latencyMs[usageRole] ?? 0 };
     switch (role) {
       case 'agent': {
+        if (script.liveDown && body.model === 'live-model') return { ...base, finishReason: null };
         const last = body.messages?.[body.messages.length - 1];
         const functions = (body.tools ?? []).map((t) => t.function.name);
         if (last?.role === 'tool' || functions.length === 0) return { ...base, text: 'Okay, noted.' };
@@ -438,6 +441,22 @@ describe('flow tests: refine jobs and drafts', () => {
     );
     assert.equal(job.final_revision, 4);
     assert.equal(job.final_flow?.nodes.find((x) => x.id === 'g')?.data.prompt, 'Warmer, take 3.');
+  });
+
+  test('the live-call model fails during the job: simulated turns fall back for good to the default reviewing model', async () => {
+    script = defaultScript();
+    script.liveDown = true;
+    const { api } = await workspace();
+    const res = await api<Job>('POST', '/v2/agents/flow/refine', {
+      body: { flow: BROKEN_FLOW, simulate: 1 },
+    });
+    const job = await settle(api, res.body.id);
+    assert.equal(job.status, 'succeeded', JSON.stringify(job.failure_reason));
+    assert.equal(job.simulation_model, 'flash-model');
+    assert.deepEqual(
+      job.rounds_finished.flatMap((r) => r.tests.map((t) => t.model)),
+      ['flash-model', 'flash-model'],
+    );
   });
 
   test('an invalid revision is repaired or discarded, never returned', async () => {
