@@ -9,6 +9,7 @@ import type { LiveCallSlots } from '../core/calls/live-slots.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Coordinator } from '../core/coord/types.ts';
+import type { FlowModelSet } from '../core/flows/jobs/models.ts';
 import { SecretCipher } from '../core/secrets/cipher.ts';
 import type { Store } from '../core/store/types.ts';
 import { TwilioAccounts } from '../core/telephony/twilio-account.ts';
@@ -72,6 +73,10 @@ export interface ApiDeps {
   transcriber?: { stt: SpeechToText | undefined; vad: VoiceActivityDetector };
   metrics: Registry;
   logger: Logger;
+  /** The models flow drafts and tests run on; none configured when absent. */
+  flowModels?: FlowModelSet;
+  /** How long `POST /v2/agents/flow/generate` waits for its draft before answering 202 (default 20 s). */
+  flowDraftWaitMs?: number;
 }
 
 /** The control API: the v2 product (one plugin), carrier callbacks, recordings, the OpenAPI document, health and metrics. */

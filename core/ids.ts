@@ -15,6 +15,7 @@ export const ID_PREFIXES = {
   submission: 'sub',
   event: 'evt',
   flowTest: 'frf',
+  flowDraft: 'fdr',
   transaction: 'txn',
   hold: 'hld',
   speech: 'sp',

@@ -3,6 +3,7 @@ import { buildApiApp } from '../../control-api/app.ts';
 import { listenErrorOf } from '../../core/listen-error.ts';
 import { VoiceCatalogue } from '../../engines/tts/catalogue.ts';
 import { createTextToSpeech } from '../../engines/tts/index.ts';
+import { buildFlowModels } from '../flow-models.ts';
 import { loopbackHost, type SharedParts, type Teardown } from './parts.ts';
 
 /** The api role: the control API, listening; returns its base URL on this machine. */
@@ -38,6 +39,8 @@ export async function startApiRole(parts: SharedParts, teardown: Teardown): Prom
     speech: parts.engines?.coverage,
     twilioAuthToken: config.twilio?.authToken,
     clock: parts.clock,
+    flowModels: buildFlowModels(config),
+    flowDraftWaitMs: config.flowJobs.draftWaitMs,
   });
   teardown.add(() => app.close());
   await app.listen({ host: config.host, port: config.port }).catch((error: unknown) => {

@@ -332,6 +332,24 @@ export interface SpeechRequestsTable {
   created_at: number;
 }
 
+export interface FlowJobsTable {
+  id: string;
+  workspace_id: string;
+  /** `refine` (a flow test) or `generate` (a flow draft). */
+  kind: string;
+  agent_id: string | null;
+  status: string;
+  /** JSON: the request as sent. */
+  input: string;
+  /** JSON: the job's state, rewritten after every step. */
+  state: string;
+  lease_owner: string | null;
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+  ended_at: number | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -355,4 +373,5 @@ export interface Database {
   telephony_submissions: TelephonySubmissionsTable;
   telephony_quotes: TelephonyQuotesTable;
   speech_requests: SpeechRequestsTable;
+  flow_jobs: FlowJobsTable;
 }

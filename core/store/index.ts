@@ -11,6 +11,7 @@ import { CallStore } from './repos/calls.ts';
 import { CampaignStore } from './repos/campaigns.ts';
 import { DncStore } from './repos/dnc.ts';
 import { EventStore } from './repos/events.ts';
+import { FlowJobStore } from './repos/flow-jobs.ts';
 import { IdempotencyStore } from './repos/idempotency.ts';
 import { PhoneNumberStore } from './repos/phone-numbers.ts';
 import { PhonePoolStore } from './repos/phone-pools.ts';
@@ -56,6 +57,7 @@ function repositories(scope: Scope): Repositories {
     phonePools: new PhonePoolStore(scope),
     telephony: new TelephonyStore(scope),
     speech: new SpeechStore(scope),
+    flowJobs: new FlowJobStore(scope),
   };
 }
 
@@ -76,6 +78,7 @@ class SqlStore implements Store {
   readonly phonePools: Repositories['phonePools'];
   readonly telephony: Repositories['telephony'];
   readonly speech: Repositories['speech'];
+  readonly flowJobs: Repositories['flowJobs'];
 
   constructor(
     private readonly scope: Scope,
@@ -98,6 +101,7 @@ class SqlStore implements Store {
     this.phonePools = repos.phonePools;
     this.telephony = repos.telephony;
     this.speech = repos.speech;
+    this.flowJobs = repos.flowJobs;
   }
 
   get dialect(): DialectName {

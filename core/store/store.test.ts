@@ -57,6 +57,7 @@ for (const target of targets) {
             '0006_campaigns',
             '0007_inbound',
             '0008_speech',
+            '0009_flow_jobs',
             '0010_campaign_calls',
           ],
         );

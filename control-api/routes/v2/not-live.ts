@@ -8,7 +8,6 @@ import type { RouteRegistry } from '../../http/route.ts';
  * document lists them with that answer.
  */
 const NOT_LIVE: ReadonlyArray<{ prefix: string; what: string }> = [
-  { prefix: '/agents/flow', what: 'flow drafting, transcription and tests' },
   { prefix: '/transcriptions', what: 'transcriptions' },
 ];
 

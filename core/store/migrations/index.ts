@@ -8,6 +8,7 @@ import * as telephony from './0005_telephony.ts';
 import * as campaigns from './0006_campaigns.ts';
 import * as inbound from './0007_inbound.ts';
 import * as speech from './0008_speech.ts';
+import * as flowJobs from './0009_flow_jobs.ts';
 import * as campaignCalls from './0010_campaign_calls.ts';
 
 /**
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006_campaigns': campaigns,
   '0007_inbound': inbound,
   '0008_speech': speech,
+  '0009_flow_jobs': flowJobs,
   '0010_campaign_calls': campaignCalls,
 };
 
