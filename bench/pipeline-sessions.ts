@@ -92,6 +92,7 @@ const AGENT: AgentSettings = {
     // Latency is measured turn by turn; a re-prompt in a scripted pause would only add noise.
     silence_reprompt_secs: 0,
     silence_reprompt_message: '',
+    dnc_on_opt_out: false,
   },
   analysis: { enabled: false },
   tools: [],

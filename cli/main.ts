@@ -16,6 +16,7 @@ export const USAGE = `voiceagent: run and operate the voice agent platform
   voiceagent events list --dead [--workspace WORKSPACE_ID]
   voiceagent events replay EVT_ID
   voiceagent webhook-secret rotate WORKSPACE_ID [--overlap-hours 24]
+  voiceagent flow-test --flow FILE [--brief FILE] [--simulate N] [--rounds N] [--model M] [--url URL] [--key KEY]
 
 Settings come from the environment (see README.md, "Configuration").`;
 
@@ -44,6 +45,8 @@ export async function main(
         return await (await import('./commands/events.ts')).runEventsCommand(config, rest);
       case 'webhook-secret':
         return await (await import('./commands/events.ts')).runWebhookSecretCommand(config, rest);
+      case 'flow-test':
+        return await (await import('./commands/flow-test.ts')).runFlowTestCommand(config, rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

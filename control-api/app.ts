@@ -9,11 +9,15 @@ import type { LiveCallSlots } from '../core/calls/live-slots.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Coordinator } from '../core/coord/types.ts';
+import type { FlowModelSet } from '../core/flows/jobs/models.ts';
 import { SecretCipher } from '../core/secrets/cipher.ts';
 import type { Store } from '../core/store/types.ts';
 import { TwilioAccounts } from '../core/telephony/twilio-account.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
+import type { SpeechToText } from '../engines/stt/types.ts';
 import type { VoiceCatalogue } from '../engines/tts/catalogue.ts';
+import type { VoiceRouter } from '../engines/tts/router.ts';
+import type { VoiceActivityDetector } from '../engines/vad/types.ts';
 import {
   answerClientError,
   answerUnsupportedExpectation,
@@ -26,6 +30,7 @@ import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.t
 import { registerHttpMetrics } from './plugins/metrics.ts';
 import { registerTwilioCallbackRoutes } from './routes/carriers/twilio.ts';
 import { registerTwilioVoiceRoutes } from './routes/carriers/twilio-voice.ts';
+import { registerLiveSttRedirect } from './routes/live-stt-redirect.ts';
 import { registerRecordingRoutes } from './routes/recordings.ts';
 import { registerSystemRoutes } from './routes/system.ts';
 import type { ProductOfRequest } from './routes/v1/http.ts';
@@ -65,8 +70,16 @@ export interface ApiDeps {
   clock?: Clock;
   coord: Coordinator;
   voices: VoiceCatalogue;
+  /** Speaks `POST /v2/speech`; unset, that route answers 501. */
+  speaker?: VoiceRouter;
+  /** Transcribes `POST /v2/transcriptions/sync` on a node with speech engines; unset, that route answers 501. */
+  transcriber?: { stt: SpeechToText | undefined; vad: VoiceActivityDetector };
   metrics: Registry;
   logger: Logger;
+  /** The models flow drafts and tests run on; none configured when absent. */
+  flowModels?: FlowModelSet;
+  /** How long `POST /v2/agents/flow/generate` waits for its draft before answering 202 (default 20 s). */
+  flowDraftWaitMs?: number;
 }
 
 /** The control API: the v2 and legacy v1 products (one plugin each), carrier callbacks, recordings, the OpenAPI document, health and metrics. */
@@ -125,6 +138,7 @@ export async function buildApiApp(
     });
   }
   registerRecordingRoutes(app, routes, deps);
+  registerLiveSttRedirect(app, routes, deps.gatewayUrl);
   registerSystemRoutes(app, {
     registry: routes,
     store: deps.store,

@@ -25,6 +25,23 @@ const delayList = z
   .transform((text) => text.split(',').map((part) => Number(part.trim())))
   .refine((delays) => delays[0] === 0, 'the first attempt is immediate: start the list with 0');
 
+/** USD per million tokens, `input,output`, e.g. `0.30,2.50`. */
+const usdRates = z
+  .string()
+  .regex(/^\s*\d+(\.\d+)?\s*,\s*\d+(\.\d+)?\s*$/, 'expected "input,output" in USD per million tokens')
+  .transform((text) => text.split(',').map((part) => Number(part.trim())) as [number, number]);
+
+/** The settings of one reviewing model of flow jobs (README "Flow tests"). */
+function flowModelEnv<K extends FlowModelKey>(key: K) {
+  return {
+    [`FLOW_${key}_MODEL`]: z.string().min(1).max(200).optional(),
+    [`FLOW_${key}_BASE_URL`]: z.string().url().optional(),
+    [`FLOW_${key}_API_KEY`]: z.string().optional(),
+    [`FLOW_${key}_USD_PER_M`]: usdRates.optional(),
+  } as Record<`FLOW_${K}_${'MODEL' | 'BASE_URL' | 'API_KEY'}`, z.ZodOptional<z.ZodString>> &
+    Record<`FLOW_${K}_USD_PER_M`, z.ZodOptional<typeof usdRates>>;
+}
+
 const envSchema = z.object({
   NODE_ENV: z.string().default('production'),
   CI: flag.default(false),
@@ -88,6 +105,15 @@ const envSchema = z.object({
   CAMPAIGN_LEADER_LOCK_MS: z.coerce.number().int().min(500).max(600_000).default(10_000),
   // At most the longest a stream token may live (core/auth/stream-tokens.ts MAX_TOKEN_TTL_MS).
   WEB_CALL_JOIN_MS: z.coerce.number().int().min(1_000).max(600_000).default(600_000),
+  ...flowModelEnv('FLASH'),
+  ...flowModelEnv('OPUS'),
+  ...flowModelEnv('SOL'),
+  FLOW_JOB_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  FLOW_JOB_LEASE_MS: z.coerce.number().int().min(200).max(600_000).default(30_000),
+  FLOW_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  FLOW_SIM_MAX_TURNS: z.coerce.number().int().min(1).max(60).default(16),
+  FLOW_MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(120_000),
+  FLOW_DRAFT_WAIT_MS: z.coerce.number().int().min(0).max(29_000).default(20_000),
   TWILIO_API_BASE: z.string().url().default('https://api.twilio.com'),
   TWILIO_ACCOUNT_SID: z
     .string()
@@ -99,6 +125,35 @@ const envSchema = z.object({
     .regex(/^\+[1-9]\d{6,14}$/, 'expected an E.164 number')
     .optional(),
 });
+
+/** The reviewing models a flow job may ask for, by the settings' key. */
+export const FLOW_MODEL_KEYS = ['FLASH', 'OPUS', 'SOL'] as const;
+export type FlowModelKey = (typeof FLOW_MODEL_KEYS)[number];
+
+/** One OpenAI-compatible endpoint flow jobs review, revise, draft and play callers on. */
+export interface FlowModelEndpoint {
+  readonly baseURL: string;
+  readonly apiKey: string | undefined;
+  readonly model: string;
+  /** USD per million input and output tokens, for answers that report no cost. */
+  readonly usdPerMillion: readonly [number, number];
+}
+
+export interface FlowJobSettings {
+  /** The reviewing models by key; undefined when not configured. */
+  readonly models: Readonly<Record<FlowModelKey, FlowModelEndpoint | undefined>>;
+  readonly pollMs: number;
+  /** How long a worker's claim on a running job lasts without renewal: how soon another resumes it. */
+  readonly leaseMs: number;
+  /** Jobs one worker runs at once. */
+  readonly concurrency: number;
+  /** Agent turns of one simulated call at most. */
+  readonly maxTurns: number;
+  /** One model request, from sending to its last word. */
+  readonly modelTimeoutMs: number;
+  /** How long a draft request waits for its draft before answering 202 with the job. */
+  readonly draftWaitMs: number;
+}
 
 export interface Config {
   readonly env: string;
@@ -169,6 +224,8 @@ export interface Config {
   readonly webCallJoinMs: number;
   /** `TWILIO_API_BASE`: Twilio's REST API, for the configured account and customers' imported numbers. */
   readonly twilioApiBase: string;
+  /** Flow drafts and flow tests (README "Flow tests"). */
+  readonly flowJobs: FlowJobSettings;
   /** The Twilio account production workspaces dial through; undefined when not configured. */
   readonly twilio:
     | {
@@ -272,6 +329,29 @@ function twilioOf(e: z.infer<typeof envSchema>): Config['twilio'] {
   });
 }
 
+function flowJobsOf(e: z.infer<typeof envSchema>): FlowJobSettings {
+  const model = (key: FlowModelKey): FlowModelEndpoint | undefined => {
+    const name = e[`FLOW_${key}_MODEL`];
+    if (name === undefined) return undefined;
+    // Without an endpoint of its own, a flow model is served where the live calls' model is.
+    return Object.freeze({
+      baseURL: e[`FLOW_${key}_BASE_URL`] ?? e.LLM_BASE_URL,
+      apiKey: e[`FLOW_${key}_API_KEY`] ?? e.LLM_API_KEY,
+      model: name,
+      usdPerMillion: Object.freeze(e[`FLOW_${key}_USD_PER_M`] ?? [0, 0]) as readonly [number, number],
+    });
+  };
+  return Object.freeze({
+    models: Object.freeze({ FLASH: model('FLASH'), OPUS: model('OPUS'), SOL: model('SOL') }),
+    pollMs: e.FLOW_JOB_POLL_MS,
+    leaseMs: e.FLOW_JOB_LEASE_MS,
+    concurrency: e.FLOW_JOB_CONCURRENCY,
+    maxTurns: e.FLOW_SIM_MAX_TURNS,
+    modelTimeoutMs: e.FLOW_MODEL_TIMEOUT_MS,
+    draftWaitMs: e.FLOW_DRAFT_WAIT_MS,
+  });
+}
+
 /** Parse a whole environment; unset and empty variables take their defaults. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
@@ -341,5 +421,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webCallJoinMs: e.WEB_CALL_JOIN_MS,
     twilioApiBase: e.TWILIO_API_BASE,
     twilio: twilioOf(e),
+    flowJobs: flowJobsOf(e),
   });
 }

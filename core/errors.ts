@@ -56,6 +56,11 @@ export const ERROR_CATALOGUE = {
   campaigns_unavailable: { status: 503, description: 'Campaigns are not enabled for the workspace.' },
   fleet_offline: { status: 503, description: 'Speech capacity is offline; see Retry-After.' },
   telephony_unavailable: { status: 503, description: 'Phone numbers are unavailable on this host.' },
+  model_unavailable: {
+    status: 503,
+    description:
+      'Flow drafts and tests need a language model this deployment has not configured; the message names the setting. Nothing was charged.',
+  },
   service_unavailable: {
     status: 503,
     description:

@@ -15,8 +15,12 @@ export const ID_PREFIXES = {
   submission: 'sub',
   event: 'evt',
   flowTest: 'frf',
+  flowDraft: 'fdr',
   transaction: 'txn',
   hold: 'hld',
+  speech: 'sp',
+  liveTranscription: 'stt',
+  transcription: 'trn',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { ListenError } from '../core/listen-error.ts';
+import { LIVE_STT_PATH } from '../core/speech/languages.ts';
 import { MEDIA_ADAPTERS } from './carriers/index.ts';
 import type { CarrierName } from './carriers/types.ts';
 import { DEFAULT_GATEWAY_LIMITS, type GatewayLimits } from './limits.ts';
@@ -19,6 +20,8 @@ import type { MediaHandlerFactory, StreamEvent } from './media-handler.ts';
 import { MediaSession, type StreamSummary } from './media-session.ts';
 import { GatewayMetrics } from './metrics.ts';
 import { Pacer } from './pacer.ts';
+import { liveTranscriptionRoute } from './speech/route.ts';
+import type { LiveTranscriptionService } from './speech/service.ts';
 import { loadStaticFiles, STATIC_PREFIX, type StaticFile } from './static.ts';
 import type { StreamTokens, TokenVerdict } from './tokens.ts';
 import { loadUws, type UwsModule } from './uws.ts';
@@ -64,6 +67,8 @@ export interface GatewayOptions {
    * the socket closes (undefined while the call can still go on).
    */
   readonly endedCallEvent?: (callId: string) => Promise<StreamEvent | undefined>;
+  /** Live speech to text at /v1/audio/transcriptions/stream (gateway/speech/PROTOCOL.md); off when unset. */
+  readonly liveTranscription?: LiveTranscriptionService;
 }
 
 export interface GatewayStats {
@@ -121,6 +126,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   for (const carrier of Object.keys(ROUTE_PATHS) as CarrierName[]) {
     app.ws<SocketData>(ROUTE_PATHS[carrier], mediaRoute(uws, carrier, limits, streams, log));
   }
+  if (options.liveTranscription) {
+    app.ws(
+      LIVE_STT_PATH,
+      liveTranscriptionRoute(uws, options.liveTranscription, () => streams.closing, log),
+    );
+  }
   for (const route of httpRoutes(streams, native, loadStaticFiles()))
     app[route.method](route.path, route.handle);
   const listenSocket = await listen(app, options);
@@ -143,6 +154,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       streams.closing = true;
       stopAccepting();
       streams.closeAll();
+      await options.liveTranscription?.closeAll();
       clearInterval(housekeeping);
       // Let the close frames go out before the app tears down what is left.
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -20,6 +20,7 @@ import { ToolRuns } from './tool-runs.ts';
 import { Transcript, type TranscriptTurn } from './transcript.ts';
 import { lateWordsInterruption } from './turn/barge-in.ts';
 import { type InterruptionEvent, interruptionSettings } from './turn/interruption.ts';
+import { isOptOutRequest, optOutGoodbyeLine } from './turn/opt-out.ts';
 import { type CallerTurn, LATE_FINAL_WAIT_MS, TurnTaking } from './turn/turn-taking.ts';
 import { AnsweringMachine } from './voicemail/answering-machine.ts';
 import { VOICEMAIL_WINDOW_MS, type VoicemailEvidence } from './voicemail/detector.ts';
@@ -63,6 +64,8 @@ export type SessionEvent =
   | { type: 'reanswer'; turnId: string; atMs: number; reason: 'wordless_interruption' }
   /** The caller was silent for `silentMs`: the agent checks on them (`reprompt`) or hangs up (`end`). */
   | { type: 'silence'; atMs: number; silentMs: number; action: SilenceAction }
+  /** The caller asked not to be called again (`behavior.dnc_on_opt_out`): the agent acknowledges and hangs up. */
+  | { type: 'opt_out'; atMs: number }
   | { type: 'transcript'; final: boolean; text: string }
   /** `recognized` false: the turn answered had no words (no STT final to wait for). */
   | { type: 'latency'; turnId: string; latency: TurnLatency; recognized: boolean }
@@ -338,7 +341,19 @@ export class CallSession {
     // A reply still being prepared for the previous words is replaced: the caller said more.
     if (this.voice.current && this.voice.current.kind !== 'closing') this.voice.stop(false);
     this.addCallerMessage(turn.recognized ? turn.text : UNRECOGNIZED_SPEECH);
+    if (turn.recognized && this.options.agent.behavior.dnc_on_opt_out && isOptOutRequest(turn.text)) {
+      this.optOut(turn.atMs);
+      return;
+    }
     if (!this.muted && !this.voice.current) void this.runReply(turn);
+  }
+
+  /** The caller asked not to be called again: acknowledged in one line, then the call ends. */
+  private optOut(atMs: number): void {
+    if (this.voice.current?.kind === 'closing') return;
+    this.emit({ type: 'opt_out', atMs });
+    this.closingReason = 'assistant-ended-call';
+    void this.speakLine('closing', optOutGoodbyeLine(this.options.agent.voice.language));
   }
 
   private keepCallerTurn(turn: CallerTurn): void {

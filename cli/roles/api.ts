@@ -5,16 +5,32 @@ import { buildApiApp } from '../../control-api/app.ts';
 import type { ProductOfRequest } from '../../control-api/routes/v1/http.ts';
 import { listenErrorOf } from '../../core/listen-error.ts';
 import { VoiceCatalogue } from '../../engines/tts/catalogue.ts';
+import { createTextToSpeech } from '../../engines/tts/index.ts';
+import { buildFlowModels } from '../flow-models.ts';
 import { loopbackHost, type SharedParts, type Teardown } from './parts.ts';
 
 /** The api role: the control API, listening; returns its base URL on this machine. */
 export async function startApiRole(parts: SharedParts, teardown: Teardown): Promise<string> {
   const { config, logger } = parts;
+  // `POST /v2/speech` speaks with the call engines' voices on a node that has them, else with its own.
+  let speaker = parts.engines?.voices;
+  if (!speaker) {
+    const own = createTextToSpeech({
+      espeak: true,
+      ...(config.engines.ttsOpenai ? { openai: { apiKey: '', ...config.engines.ttsOpenai } } : {}),
+    });
+    teardown.add(() => own.close());
+    speaker = own;
+  }
   const { app, v1 } = await buildApiApp({
     config,
     store: parts.store,
     coord: parts.coord,
     voices: VoiceCatalogue.load(),
+    speaker,
+    ...(parts.engines
+      ? { transcriber: { stt: parts.engines.engines.stt, vad: parts.engines.engines.vad } }
+      : {}),
     metrics: parts.metrics,
     logger,
     artifacts: parts.artifacts,
@@ -26,6 +42,8 @@ export async function startApiRole(parts: SharedParts, teardown: Teardown): Prom
     speech: parts.engines?.coverage,
     twilioAuthToken: config.twilio?.authToken,
     clock: parts.clock,
+    flowModels: buildFlowModels(config),
+    flowDraftWaitMs: config.flowJobs.draftWaitMs,
   });
   teardown.add(() => app.close());
   await app.listen({ host: config.host, port: config.port }).catch((error: unknown) => {

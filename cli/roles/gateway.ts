@@ -3,6 +3,7 @@ import { GatewayFleet } from '../../core/calls/fleet.ts';
 import { publishLiveEvent } from '../../core/calls/live-events.ts';
 import { CallStreams } from '../../gateway/calls/call-streams.ts';
 import { startGateway } from '../../gateway/server.ts';
+import { LiveTranscriptionService } from '../../gateway/speech/service.ts';
 import { PipelineMetrics } from '../../pipeline/metrics.ts';
 import type { DrainableCalls } from '../drain.ts';
 import type { CallEngines } from '../engines.ts';
@@ -43,6 +44,13 @@ export async function startGatewayRole(
   });
   await streams.listen(coord);
   teardown.add(() => streams.close());
+  const liveTranscription = new LiveTranscriptionService({
+    store: parts.store,
+    coord,
+    tokens: parts.tokens,
+    engines: { stt: engines.engines.stt, vad: engines.engines.vad },
+    logger,
+  });
   const gateway = await startGateway({
     host: config.host,
     port: config.gatewayPort,
@@ -51,6 +59,7 @@ export async function startGatewayRole(
     tokens: parts.tokens,
     handlerFactory: streams.handlerFactory,
     endedCallEvent: streams.endedCallEvent,
+    liveTranscription,
     registry: parts.metrics,
     logger,
     clock: parts.clock,

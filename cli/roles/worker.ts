@@ -8,6 +8,7 @@ import { CampaignService } from '../../core/campaigns/service.ts';
 import { CoordinatorUnavailableError } from '../../core/coord/unavailable.ts';
 import { announceThrough } from '../../core/events/announce.ts';
 import { WebhookDispatcher } from '../../core/events/dispatcher.ts';
+import { FlowJobWorker } from '../../core/flows/jobs/worker.ts';
 import { SecretCipher } from '../../core/secrets/cipher.ts';
 import { Pacer } from '../../core/telephony/pacing.ts';
 import { NumberRenewals } from '../../core/telephony/renewals.ts';
@@ -15,8 +16,10 @@ import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { PreCallTools } from '../../core/tools/pre-call.ts';
 import { V1Keys } from '../../core/v1/keys.ts';
 import type { SandboxCarrier } from '../../gateway/carriers/sandbox/originate.ts';
+import { simulateCall } from '../../pipeline/flow-tests/simulate.ts';
 import type { DrainableCalls } from '../drain.ts';
 import type { CallEngines } from '../engines.ts';
+import { buildFlowModels } from '../flow-models.ts';
 import { buildCarriers, whyNoCarrier } from './carriers.ts';
 import type { SharedParts, Teardown } from './parts.ts';
 import { buildToolRunner } from './tools.ts';
@@ -66,7 +69,8 @@ export async function startWorkerRole(
   await startRecoverySweeps(parts, teardown);
   if (carriers.sandbox) await startSimulatedCallers(parts, carriers.sandbox, teardown);
   startNumberRenewals(parts, teardown);
-  parts.logger.info('worker role: dialer, call recovery and webhook dispatcher running');
+  startFlowJobs(parts, teardown);
+  parts.logger.info('worker role: dialer, call recovery, webhook dispatcher and flow tests running');
   const { sandbox } = carriers;
   return {
     // The simulated callees live here: a draining worker lets their calls end by their own rules too; the
@@ -233,4 +237,23 @@ function startNumberRenewals(parts: SharedParts, teardown: Teardown): void {
     clearInterval(timer);
     await running;
   });
+}
+
+/** Runs flow test jobs: new ones, and those a dead worker left (their claim lapsed). */
+function startFlowJobs(parts: SharedParts, teardown: Teardown): void {
+  const settings = parts.config.flowJobs;
+  const worker = new FlowJobWorker({
+    store: parts.store,
+    models: buildFlowModels(parts.config),
+    simulate: simulateCall,
+    maxTurns: settings.maxTurns,
+    leaseMs: settings.leaseMs,
+    logger: parts.logger.child({ job: 'flow-tests' }),
+    owner: parts.config.nodeId,
+    pollMs: settings.pollMs,
+    concurrency: settings.concurrency,
+    now: () => parts.clock.now(),
+  });
+  worker.start();
+  teardown.add(() => worker.stop());
 }

@@ -54,6 +54,12 @@ const behavior = z
     endpointing_ms: z.number().int().min(100).max(5000).optional(),
     silence_reprompt_secs: silenceRepromptSecs.optional(),
     silence_reprompt_message: silenceRepromptMessage.optional(),
+    dnc_on_opt_out: z
+      .boolean()
+      .optional()
+      .describe(
+        'default true: a caller who clearly asks not to be called again (English, Hindi, Hinglish) is put on the do-not-call list (reason opt_out, with the call id); the agent acknowledges and ends the call',
+      ),
   })
   .strict();
 

@@ -91,6 +91,7 @@ const behavior = z.object({
   endpointing_ms: z.number().int(),
   silence_reprompt_secs: z.number().int(),
   silence_reprompt_message: z.string(),
+  dnc_on_opt_out: z.boolean(),
 });
 
 export const agentSettingsSchema = z.object({

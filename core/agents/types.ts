@@ -60,6 +60,11 @@ export interface AgentBehavior {
   silence_reprompt_secs: number;
   /** What the agent says then; '' for a short line in the voice's language. */
   silence_reprompt_message: string;
+  /**
+   * A caller who clearly asks not to be called again is put on the workspace's do-not-call list (reason
+   * `opt_out`, with the call's id); the agent acknowledges and ends the call.
+   */
+  dnc_on_opt_out: boolean;
 }
 
 /** What the post-call analysis writes about each call of the agent; prompts left out use generic defaults. */
@@ -186,6 +191,7 @@ export const DEFAULT_BEHAVIOR: AgentBehavior = {
   endpointing_ms: 500,
   silence_reprompt_secs: 6,
   silence_reprompt_message: '',
+  dnc_on_opt_out: true,
 };
 
 export const DEFAULT_END_CALL: EndCallSettings = {

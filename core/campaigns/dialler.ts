@@ -90,6 +90,11 @@ export class CampaignDialler {
   private readonly prices: PriceTable;
   private readonly reportError: (error: unknown) => void;
   private readonly leads = new Map<string, Lock>();
+  /**
+   * What each campaign this node leads has spent: read once when it takes the lead, then kept up as it settles
+   * the campaign's calls (each one exactly once), so a pass never sums every call the campaign ever placed.
+   */
+  private readonly spent = new Map<string, number>();
   private running = false;
   private loop: Promise<void> | undefined;
   private unsubscribers: Unsubscribe[] = [];
@@ -140,6 +145,7 @@ export class CampaignDialler {
     for (const [id, lock] of this.leads) {
       if (!activeIds.has(id)) {
         this.leads.delete(id);
+        this.spent.delete(id);
         await lock.release().catch(() => {});
       }
     }
@@ -160,6 +166,8 @@ export class CampaignDialler {
     const held = this.leads.get(campaign.id);
     if (held && (await held.extend(this.lockTtlMs))) return held;
     this.leads.delete(campaign.id);
+    // Another leader may have settled calls meanwhile.
+    this.spent.delete(campaign.id);
     const lock = await this.options.coord.lock(`campaign-dialler:${campaign.id}`, this.lockTtlMs);
     if (lock) {
       this.leads.set(campaign.id, lock);
@@ -176,10 +184,8 @@ export class CampaignDialler {
     report.settled = await this.settleEndedCalls(campaign);
     if (campaign.status !== 'play') return report;
 
-    let tally = await store.campaigns.tally(id);
-    const { pending, calling } = tally.byStatus;
-    const total = Object.values(tally.byStatus).reduce((sum, n) => sum + n, 0);
-    if (total > 0 && pending === 0 && calling === 0) {
+    const state = await store.campaigns.dialState(id);
+    if (state.hasContacts && !state.unfinished) {
       await this.settle(campaign, { status: 'completed' }, 'completed: every contact is final');
       return report;
     }
@@ -189,7 +195,7 @@ export class CampaignDialler {
       return report;
     }
     const room = Math.min(
-      campaign.settings.max_concurrent - tally.openCalls,
+      campaign.settings.max_concurrent - state.openCalls,
       this.options.liveCallCeiling - (await store.calls.countOpen(workspaceId)),
     );
     if (room <= 0) {
@@ -202,6 +208,9 @@ export class CampaignDialler {
       return report;
     }
     const plan = await this.callPlan(campaign);
+    // Spending matters only against a budget.
+    const spentPaise = campaign.settings.budget_paise === null ? 0 : await this.spentOf(id);
+    const money = { ...state, spentPaise };
     report.halt = 'room';
     for (const contact of due) {
       if (!(await lock.extend(this.lockTtlMs))) {
@@ -209,8 +218,8 @@ export class CampaignDialler {
         break;
       }
       const budget = campaign.settings.budget_paise;
-      if (budget !== null && tally.spentPaise + tally.heldPaise + plan.worstCasePaise > budget) {
-        if (tally.openCalls === 0) {
+      if (budget !== null && money.spentPaise + money.heldPaise + plan.worstCasePaise > budget) {
+        if (money.openCalls === 0) {
           await this.settle(
             campaign,
             { status: 'paused', reason: 'budget_exhausted' },
@@ -227,14 +236,11 @@ export class CampaignDialler {
       }
       if (placed === 'placed') {
         report.placed++;
-        tally = {
-          ...tally,
-          heldPaise: tally.heldPaise + plan.worstCasePaise,
-          openCalls: tally.openCalls + 1,
-        };
+        money.heldPaise += plan.worstCasePaise;
+        money.openCalls++;
         continue;
       }
-      if (placed === 'no_money' && tally.openCalls === 0) {
+      if (placed === 'no_money' && money.openCalls === 0) {
         await this.settle(
           campaign,
           { status: 'paused', reason: 'insufficient_balance' },
@@ -246,6 +252,15 @@ export class CampaignDialler {
     }
     if (report.placed > 0) this.options.wakeCallDialers();
     return report;
+  }
+
+  private async spentOf(campaignId: string): Promise<number> {
+    let spent = this.spent.get(campaignId);
+    if (spent === undefined) {
+      spent = await this.options.store.campaigns.spentPaise(campaignId);
+      this.spent.set(campaignId, spent);
+    }
+    return spent;
   }
 
   /** Settles the contacts whose calls ended; returns how many. */
@@ -265,6 +280,8 @@ export class CampaignDialler {
         : { status: 'failed' as const, nextAttemptAt: null };
       if (await store.campaigns.settleContact(contact.id, 'calling', outcome.status, outcome.nextAttemptAt)) {
         settled++;
+        const spent = this.spent.get(campaign.id);
+        if (spent !== undefined && call) this.spent.set(campaign.id, spent + call.costPaise);
       }
     }
     return settled;

@@ -47,6 +47,14 @@ export interface ContactTally {
   openCalls: number;
 }
 
+/** See `CampaignRepo.dialState`. */
+export interface DialState {
+  hasContacts: boolean;
+  unfinished: boolean;
+  openCalls: number;
+  heldPaise: number;
+}
+
 /** A campaign the dialler has work for. */
 export interface ActiveCampaign {
   id: string;
@@ -102,6 +110,13 @@ export interface CampaignRepo {
     campaignId: string,
     options: { limit: number; after?: string; status?: ContactStatus },
   ): Promise<Page<ContactRecord>>;
+  /**
+   * What a dialler pass needs, without reading every contact: whether the campaign has contacts and whether any
+   * is still to be called or out (`pending`/`calling`), and its open calls with their holds.
+   */
+  dialState(campaignId: string): Promise<DialState>;
+  /** The charges of the campaign's ended calls. */
+  spentPaise(campaignId: string): Promise<number>;
   /** Campaigns that play, and those with a contact whose call is still out (across workspaces). */
   active(): Promise<ActiveCampaign[]>;
   /** `pending` contacts whose next attempt is due at `now`, in the order they were added. */

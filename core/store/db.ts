@@ -349,6 +349,37 @@ export interface CampaignContactsTable {
   updated_at: number;
 }
 
+export interface SpeechRequestsTable {
+  id: string;
+  workspace_id: string;
+  voice_id: string;
+  /** `wav`, `pcm16` or `mulaw`. */
+  format: string;
+  sample_rate: number;
+  characters: number;
+  audio_ms: number;
+  cost_paise: number;
+  created_at: number;
+}
+
+export interface FlowJobsTable {
+  id: string;
+  workspace_id: string;
+  /** `refine` (a flow test) or `generate` (a flow draft). */
+  kind: string;
+  agent_id: string | null;
+  status: string;
+  /** JSON: the request as sent. */
+  input: string;
+  /** JSON: the job's state, rewritten after every step. */
+  state: string;
+  lease_owner: string | null;
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+  ended_at: number | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -373,4 +404,6 @@ export interface Database {
   phone_pools: PhonePoolsTable;
   telephony_submissions: TelephonySubmissionsTable;
   telephony_quotes: TelephonyQuotesTable;
+  speech_requests: SpeechRequestsTable;
+  flow_jobs: FlowJobsTable;
 }

@@ -11,10 +11,12 @@ import { CallStore } from './repos/calls.ts';
 import { CampaignStore } from './repos/campaigns.ts';
 import { DncStore } from './repos/dnc.ts';
 import { EventStore } from './repos/events.ts';
+import { FlowJobStore } from './repos/flow-jobs.ts';
 import { IdempotencyStore } from './repos/idempotency.ts';
 import { PhoneNumberStore } from './repos/phone-numbers.ts';
 import { PhonePoolStore } from './repos/phone-pools.ts';
 import { SecretStore } from './repos/secrets.ts';
+import { SpeechStore } from './repos/speech.ts';
 import { TelephonyStore } from './repos/telephony.ts';
 import { ToolRunStore } from './repos/tool-runs.ts';
 import { ToolSecretStore } from './repos/tool-secrets.ts';
@@ -55,6 +57,8 @@ function repositories(scope: Scope): Repositories {
     phoneNumbers: new PhoneNumberStore(scope),
     phonePools: new PhonePoolStore(scope),
     telephony: new TelephonyStore(scope),
+    speech: new SpeechStore(scope),
+    flowJobs: new FlowJobStore(scope),
     v1: new V1Store(scope),
   };
 }
@@ -75,6 +79,8 @@ class SqlStore implements Store {
   readonly phoneNumbers: Repositories['phoneNumbers'];
   readonly phonePools: Repositories['phonePools'];
   readonly telephony: Repositories['telephony'];
+  readonly speech: Repositories['speech'];
+  readonly flowJobs: Repositories['flowJobs'];
   readonly v1: Repositories['v1'];
 
   constructor(
@@ -97,6 +103,8 @@ class SqlStore implements Store {
     this.phoneNumbers = repos.phoneNumbers;
     this.phonePools = repos.phonePools;
     this.telephony = repos.telephony;
+    this.speech = repos.speech;
+    this.flowJobs = repos.flowJobs;
     this.v1 = repos.v1;
   }
 

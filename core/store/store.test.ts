@@ -56,6 +56,8 @@ for (const target of targets) {
             '0005_telephony',
             '0006_campaigns',
             '0007_inbound',
+            '0008_speech',
+            '0009_flow_jobs',
             '0010_campaign_calls',
             '0011_v1',
           ],

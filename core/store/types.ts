@@ -6,6 +6,8 @@
 import type { CallRepo, EventRepo } from './call-types.ts';
 import type { CampaignRepo } from './campaign-types.ts';
 import type { DncRepo } from './dnc-types.ts';
+import type { FlowJobRepo } from './flow-job-types.ts';
+import type { SpeechRepo } from './speech-types.ts';
 import type { PhoneNumberRepo, PhonePoolRepo, TelephonyRepo } from './telephony-types.ts';
 import type { ToolRunRepo, ToolSecretRepo } from './tool-types.ts';
 import type { V1Repo } from './v1-types.ts';
@@ -14,6 +16,8 @@ import type { JsonObject, Page } from './values.ts';
 export * from './call-types.ts';
 export * from './campaign-types.ts';
 export * from './dnc-types.ts';
+export * from './flow-job-types.ts';
+export * from './speech-types.ts';
 export * from './telephony-types.ts';
 export * from './tool-types.ts';
 
@@ -293,6 +297,8 @@ export interface Repositories {
   readonly phoneNumbers: PhoneNumberRepo;
   readonly phonePools: PhonePoolRepo;
   readonly telephony: TelephonyRepo;
+  readonly speech: SpeechRepo;
+  readonly flowJobs: FlowJobRepo;
   readonly v1: V1Repo;
 }
 

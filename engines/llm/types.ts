@@ -39,6 +39,8 @@ export interface ChatRequest {
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
+  /** What the provider says the request cost (`usage.cost`, in its billing currency), when it says. */
+  cost?: number;
 }
 
 /** What a chat stream yields, in order: text deltas and tool calls as they complete, then one `done`. */

@@ -176,6 +176,16 @@ export class CallRun {
       ...(tools ? { tools } : {}),
       onEvent: (event) => {
         logEvent(ctx, event);
+        if (event.type === 'opt_out') {
+          void listOptOut(deps.store, call).then(
+            (listed) =>
+              ctx.logger.info(
+                { listed },
+                'the caller asked not to be called again: the number is on the do-not-call list',
+              ),
+            (err: unknown) => ctx.logger.error({ err }, 'could not list an opted-out number'),
+          );
+        }
         if (event.type === 'tool_call') {
           // Kept before it is published, so a client told of the run finds it on the call.
           void keepToolRun(deps.store, call, event.outcome).then(
@@ -427,6 +437,14 @@ async function waitUntilDialing(store: Store, ctx: StreamContext): Promise<CallR
     if (polls === 0) ctx.output.sendEvent?.(callStatusEvent(call));
     await sleep(QUEUED_POLL_MS);
   }
+}
+
+/** Lists the caller's number (the callee of an outbound call) as opted out; false for a call without one. */
+async function listOptOut(store: Store, call: CallRecord): Promise<boolean> {
+  const number = call.direction === 'inbound' ? call.fromNumber : call.toNumber;
+  if (call.channel !== 'phone' || !number) return false;
+  await store.dnc.add(call.workspaceId, [number], { reason: 'opt_out', source: 'opt_out', callId: call.id });
+  return true;
 }
 
 /** Variables are a flat map; a null value substitutes as nothing. */

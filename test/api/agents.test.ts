@@ -90,6 +90,7 @@ for (const backend of await backends()) {
         endpointing_ms: 500,
         silence_reprompt_secs: 6,
         silence_reprompt_message: '',
+        dnc_on_opt_out: true,
       });
       assert.deepEqual(a.tools, []);
       assert.equal('flow' in a, false);

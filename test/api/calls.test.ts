@@ -126,6 +126,7 @@ for (const backend of await backends()) {
           recording_available: false,
           channel: 'phone',
           from: null,
+          direction: 'outbound',
           max_duration_secs: 300,
           created_at: '',
           analysis: null,

@@ -122,7 +122,7 @@ for (const backend of await backends()) {
       const r = await api('GET', '/v2/calls?page=2');
       assert.match(
         (r.body.error as { message: string }).message,
-        /accepted: limit, starting_after, cursor, status, agent_id, created_after, created_before$/,
+        /accepted: limit, starting_after, cursor, status, agent_id, campaign_id, created_after, created_before$/,
       );
     });
 
@@ -152,6 +152,7 @@ for (const backend of await backends()) {
           'cursor',
           'status',
           'agent_id',
+          'campaign_id',
           'created_after',
           'created_before',
         ],

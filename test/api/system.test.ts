@@ -111,9 +111,8 @@ describe('contract, voices, health, metrics', () => {
   test('interface routes that are not live answer 501 not_implemented after authentication', async () => {
     const api = client(p.url, p.apiKey);
     for (const [method, path] of [
-      ['POST', '/v2/agents/flow/refine'],
       ['GET', '/v2/transcriptions'],
-      ['POST', '/v2/speech'],
+      ['POST', '/v2/transcriptions'],
     ] as const) {
       const r = await api(method, path, method === 'GET' ? {} : { body: {} });
       assert.equal(r.status, 501, `${method} ${path}`);

@@ -60,6 +60,7 @@ const SAT_0005 = '2026-12-04T18:35:00.000Z';
 const SAT_0200 = '2026-12-04T20:30:30.000Z';
 const MON_0900 = '2026-12-07T03:30:00.000Z';
 const MON_1000 = '2026-12-07T04:30:30.000Z';
+const NEXT_FRI_2201 = '2026-12-11T16:31:00.000Z';
 
 const backend = (await backends())[0];
 assert.ok(backend);
@@ -393,5 +394,67 @@ describe('campaigns dial (one process, sqlite+memory)', () => {
       const refused = await api('POST', `/v2/campaigns/${id}/${path}`);
       assert.equal(refused.status, 409, `${path} after stop`);
     }
+  });
+
+  test('rings from its pool, and waits (still playing) while the pool is at its pace', async () => {
+    // The next Friday night's slot: later than every clock before it.
+    setClock(NEXT_FRI_2201);
+    const ws = await workspace(1_000_000);
+    const { api } = ws;
+    assert.equal(
+      (
+        await api('POST', '/v2/telephony/submit', {
+          body: {
+            business: { name: 'Acme Retail Pvt Ltd', registration_number: 'U52100MH2020PTC123456' },
+            address: { line1: '12 MG Road', city: 'Bengaluru', state: 'Karnataka', postal_code: '560001' },
+            documents: [{ type: 'business_registration', url: 'https://docs.example.com/coi.pdf' }],
+          },
+        })
+      ).status,
+      201,
+    );
+    await api('POST', '/v2/telephony/refresh');
+    const found = await api<{ data: Array<{ number: string }> }>('GET', '/v2/telephony/search?area=80');
+    const number = found.body.data[0]?.number as string;
+    const quote = await api<{ id: string }>('POST', '/v2/telephony/quote', { body: { number } });
+    const rented = await api<{ id: string }>('POST', '/v2/telephony/rent', {
+      body: { number, quote_id: quote.body.id },
+    });
+    assert.equal(rented.status, 201, rented.text);
+    // A new number is warming: half the pool's pace, 2 calls this hour.
+    const pool = await api<{ id: string }>('POST', '/v2/phone-pools', {
+      body: { name: 'Outreach', purpose: 'outreach', max_per_hour: 4, number_ids: [rented.body.id] },
+    });
+    assert.equal(pool.status, 201, pool.text);
+    const id = (
+      await api<Campaign>('POST', '/v2/campaigns', {
+        body: {
+          name: 'Paced',
+          agent_id: ws.agentId,
+          pool_id: pool.body.id,
+          timezone: 'Asia/Kolkata',
+          slots: SLOTS,
+          retry_count: 0,
+        },
+      })
+    ).body.id;
+    await api('POST', `/v2/campaigns/${id}/contacts`, {
+      body: { contacts: ['+919876500210', '+919876500220', '+919876500230'].map((to) => ({ to })) },
+    });
+    assert.equal((await startCampaign(api, id)).status, 200);
+    await campaignUntil(
+      api,
+      id,
+      (c) => c.progress.calls_placed === 2 && c.progress.contacts.calling === 0,
+      'two calls at the pace',
+    );
+    await sleep(500);
+    const waiting = (await api<Campaign>('GET', `/v2/campaigns/${id}`)).body;
+    assert.equal(waiting.status, 'play', 'a pool at its pace makes the campaign wait, not fail');
+    assert.equal(waiting.progress.calls_placed, 2);
+    assert.equal(waiting.progress.contacts.pending, 1);
+    const calls = await all<Call & { from: string; pool_id?: string }>(api, `/v2/calls?campaign_id=${id}`);
+    assert.ok(calls.every((c) => c.from === number && c.pool_id === pool.body.id));
+    assert.equal((await api('POST', `/v2/campaigns/${id}/stop`)).status, 200);
   });
 });

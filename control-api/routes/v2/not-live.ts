@@ -8,10 +8,7 @@ import type { RouteRegistry } from '../../http/route.ts';
  * document lists them with that answer.
  */
 const NOT_LIVE: ReadonlyArray<{ prefix: string; what: string }> = [
-  { prefix: '/agents/flow', what: 'flow drafting, transcription and tests' },
   { prefix: '/transcriptions', what: 'transcriptions' },
-  { prefix: '/speech', what: 'text to speech' },
-  { prefix: '/stream-tokens', what: 'stream token minting' },
 ];
 
 export function registerNotLiveRoutes(app: FastifyInstance, registry: RouteRegistry): void {

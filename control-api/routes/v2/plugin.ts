@@ -5,9 +5,16 @@ import type { IncomingCalls } from '../../../core/calls/incoming.ts';
 import { CAMPAIGNS_STARTED_CHANNEL } from '../../../core/campaigns/dialler.ts';
 import { DncList } from '../../../core/campaigns/dnc.ts';
 import { CampaignService } from '../../../core/campaigns/service.ts';
+import { systemClock } from '../../../core/clock.ts';
 import { announceThrough } from '../../../core/events/announce.ts';
+import { FlowDrafts } from '../../../core/flows/generate.ts';
+import { NO_FLOW_MODELS } from '../../../core/flows/jobs/models.ts';
+import { FlowJobService } from '../../../core/flows/jobs/service.ts';
+import { FlowTranscripts } from '../../../core/flows/transcribe.ts';
 import { SecretCipher } from '../../../core/secrets/cipher.ts';
 import { SecretService } from '../../../core/secrets/service.ts';
+import { SpeechCharges } from '../../../core/speech/speech-charges.ts';
+import { TranscriptionCharges } from '../../../core/speech/transcription-charges.ts';
 import { NumberService } from '../../../core/telephony/numbers.ts';
 import { Pacer } from '../../../core/telephony/pacing.ts';
 import { PoolService } from '../../../core/telephony/pools.ts';
@@ -27,13 +34,17 @@ import { registerAgentRoutes } from './agents.ts';
 import { registerCallRoutes } from './calls.ts';
 import { registerCampaignRoutes } from './campaigns.ts';
 import { registerDncRoutes } from './dnc.ts';
+import { registerFlowJobRoutes } from './flow-jobs.ts';
 import { registerLiveCallRoutes } from './live-calls.ts';
 import { registerNotLiveRoutes } from './not-live.ts';
 import { registerPhoneNumberRoutes } from './phone-numbers.ts';
 import { registerPhonePoolRoutes } from './phone-pools.ts';
 import { registerAgentRevisionRoutes } from './revisions.ts';
 import { registerSecretRoutes } from './secrets.ts';
+import { registerSpeechRoutes } from './speech.ts';
+import { registerStreamTokenRoutes } from './stream-tokens.ts';
 import { registerTelephonyRoutes } from './telephony.ts';
+import { registerTranscriptionRoutes } from './transcriptions.ts';
 import { registerVoiceRoutes } from './voices.ts';
 import { registerWalletRoutes } from './wallet.ts';
 
@@ -99,6 +110,31 @@ export function registerV2(
             deps.coord.publish(CAMPAIGNS_STARTED_CHANNEL, '').catch(() => {});
           },
         }),
+      );
+      registerStreamTokenRoutes(v2, registry, deps);
+      registerSpeechRoutes(v2, registry, {
+        speaker: deps.speaker,
+        charges: new SpeechCharges(deps.store),
+        ...(deps.clock ? { clock: deps.clock } : {}),
+      });
+      registerTranscriptionRoutes(v2, registry, {
+        engines: deps.transcriber,
+        charges: new TranscriptionCharges(deps.store),
+        ...(deps.clock ? { clock: deps.clock } : {}),
+      });
+      const flowModels = deps.flowModels ?? NO_FLOW_MODELS;
+      const clock = deps.clock ?? systemClock;
+      registerFlowJobRoutes(
+        v2,
+        registry,
+        new FlowJobService(deps.store, flowModels, clock),
+        new FlowDrafts(
+          deps.store,
+          flowModels,
+          clock,
+          Math.min(deps.flowDraftWaitMs ?? 20_000, deps.config.apiHttp.answerTimeoutMs - 1_000),
+        ),
+        new FlowTranscripts(deps.store, deps.artifacts),
       );
       registerNotLiveRoutes(v2, registry);
     },

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { paiseToRupees } from '../../../core/money.ts';
+import { SPEECH_PER_1000_CHARS_PAISE } from '../../../core/speech/prices.ts';
 import type { VoiceCatalogue } from '../../../engines/tts/catalogue.ts';
 import { defineRoute, type RouteRegistry } from '../../http/route.ts';
 
@@ -12,6 +14,11 @@ const voiceSchema = z.object({
   gender: z.enum(['male', 'female', 'neutral']),
   engine: z.enum(['espeak', 'openai']),
   description: z.string(),
+  price_per_1000_chars_paise: z
+    .number()
+    .int()
+    .describe('what `POST /v2/speech` costs with this voice per 1,000 characters (by voice family)'),
+  price_per_1000_chars_inr: z.number(),
 });
 
 export function registerVoiceRoutes(
@@ -57,6 +64,8 @@ export function registerVoiceRoutes(
           gender: v.gender,
           engine: v.engine,
           description: v.description,
+          price_per_1000_chars_paise: SPEECH_PER_1000_CHARS_PAISE[v.engine],
+          price_per_1000_chars_inr: paiseToRupees(SPEECH_PER_1000_CHARS_PAISE[v.engine]),
         }));
       return { object: 'list' as const, data, has_more: false as const };
     },

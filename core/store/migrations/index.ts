@@ -7,6 +7,8 @@ import * as dnc from './0004_dnc.ts';
 import * as telephony from './0005_telephony.ts';
 import * as campaigns from './0006_campaigns.ts';
 import * as inbound from './0007_inbound.ts';
+import * as speech from './0008_speech.ts';
+import * as flowJobs from './0009_flow_jobs.ts';
 import * as campaignCalls from './0010_campaign_calls.ts';
 import * as v1 from './0011_v1.ts';
 
@@ -22,6 +24,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005_telephony': telephony,
   '0006_campaigns': campaigns,
   '0007_inbound': inbound,
+  '0008_speech': speech,
+  '0009_flow_jobs': flowJobs,
   '0010_campaign_calls': campaignCalls,
   '0011_v1': v1,
 };

@@ -17,6 +17,7 @@ import type {
   ContactRecord,
   ContactsRefusal,
   ContactTally,
+  DialState,
   NewContact,
 } from '../campaign-types.ts';
 import type { CampaignContactsTable, CampaignsTable } from '../db.ts';
@@ -178,41 +179,56 @@ export class CampaignStore implements CampaignRepo {
       byStatus[status] += Number(row.n);
       attempts += Number(row.tried ?? 0);
     }
-    return { byStatus, attempts, ...(await this.money(campaignId)) };
+    const [spentPaise, open] = await Promise.all([this.spentPaise(campaignId), this.openCalls(campaignId)]);
+    return { byStatus, attempts, spentPaise, ...open };
   }
 
-  /** What the campaign's calls cost: charges of the ended ones, holds (and count) of the open ones. */
-  private async money(
-    campaignId: string,
-  ): Promise<{ spentPaise: number; heldPaise: number; openCalls: number }> {
+  async spentPaise(campaignId: string): Promise<number> {
+    const row = await this.scope.db
+      .selectFrom('calls')
+      .select((eb) => eb.fn.sum<number>('cost_paise').as('paise'))
+      .where('campaign_id', '=', campaignId)
+      .where('status', 'not in', OPEN_CALL_STATUSES)
+      .executeTakeFirst();
+    return Number(row?.paise ?? 0);
+  }
+
+  async dialState(campaignId: string): Promise<DialState> {
     const { db } = this.scope;
-    const [spent, held] = await Promise.all([
+    const first = (statuses: readonly string[] | undefined) =>
       db
-        .selectFrom('calls')
-        .select((eb) => eb.fn.sum<number>('cost_paise').as('paise'))
+        .selectFrom('campaign_contacts')
+        .select('id')
         .where('campaign_id', '=', campaignId)
-        .where('status', 'not in', OPEN_CALL_STATUSES)
-        .executeTakeFirst(),
-      db
-        .selectFrom('calls')
-        .innerJoin('wallet_holds', (join) =>
-          join
-            .onRef('wallet_holds.reference', '=', 'calls.id')
-            .onRef('wallet_holds.workspace_id', '=', 'calls.workspace_id'),
-        )
-        .select((eb) => [
-          eb.fn.sum<number>('wallet_holds.amount_paise').as('paise'),
-          eb.fn.countAll<number>().as('n'),
-        ])
-        .where('calls.campaign_id', '=', campaignId)
-        .where('calls.status', 'in', OPEN_CALL_STATUSES)
-        .executeTakeFirst(),
+        .$if(statuses !== undefined, (q) => q.where('status', 'in', statuses ?? []))
+        .$if(statuses === undefined, (q) => q.where('status', '!=', UPLOADING))
+        .limit(1)
+        .executeTakeFirst();
+    const [any, unfinished, open] = await Promise.all([
+      first(undefined),
+      first(['pending', 'calling']),
+      this.openCalls(campaignId),
     ]);
-    return {
-      spentPaise: Number(spent?.paise ?? 0),
-      heldPaise: Number(held?.paise ?? 0),
-      openCalls: Number(held?.n ?? 0),
-    };
+    return { hasContacts: any !== undefined, unfinished: unfinished !== undefined, ...open };
+  }
+
+  /** The campaign's open calls and the holds the wallet keeps for them. */
+  private async openCalls(campaignId: string): Promise<{ heldPaise: number; openCalls: number }> {
+    const held = await this.scope.db
+      .selectFrom('calls')
+      .innerJoin('wallet_holds', (join) =>
+        join
+          .onRef('wallet_holds.reference', '=', 'calls.id')
+          .onRef('wallet_holds.workspace_id', '=', 'calls.workspace_id'),
+      )
+      .select((eb) => [
+        eb.fn.sum<number>('wallet_holds.amount_paise').as('paise'),
+        eb.fn.countAll<number>().as('n'),
+      ])
+      .where('calls.campaign_id', '=', campaignId)
+      .where('calls.status', 'in', OPEN_CALL_STATUSES)
+      .executeTakeFirst();
+    return { heldPaise: Number(held?.paise ?? 0), openCalls: Number(held?.n ?? 0) };
   }
 
   async active(): Promise<ActiveCampaign[]> {

@@ -68,7 +68,12 @@ export interface StreamChunk {
     delta?: { content?: string | null; tool_calls?: ToolCallFragment[] | null } | null;
     finish_reason?: string | null;
   }> | null;
-  usage?: { prompt_tokens?: number | null; completion_tokens?: number | null } | null;
+  usage?: {
+    prompt_tokens?: number | null;
+    completion_tokens?: number | null;
+    /** Reported by some hosted routers (OpenRouter and the like). */
+    cost?: number | null;
+  } | null;
 }
 
 interface ToolCallFragment {
@@ -114,6 +119,8 @@ export class ReplyAssembler {
         promptTokens: chunk.usage.prompt_tokens ?? 0,
         completionTokens: chunk.usage.completion_tokens ?? 0,
       };
+      const cost = chunk.usage.cost;
+      if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) this.usage.cost = cost;
     }
     for (const choice of chunk.choices ?? []) {
       if ((choice.index ?? 0) !== 0) continue;

@@ -14,7 +14,7 @@ export interface FakeReply {
   toolCalls?: FakeToolCall[];
   /** Default `tool_calls` when there are tool calls, else `stop`; null sends no finish reason at all. */
   finishReason?: string | null;
-  usage?: { promptTokens: number; completionTokens: number };
+  usage?: { promptTokens: number; completionTokens: number; cost?: number };
   /** Overrides of the server's pacing for this reply. */
   firstTokenLatencyMs?: number;
   tokensPerSecond?: number;
@@ -26,7 +26,7 @@ export interface WireChunk {
   created: number;
   model: string;
   choices: Array<{ index: number; delta: Record<string, unknown>; finish_reason: string | null }> | null;
-  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost?: number };
 }
 
 export function words(text: string): string[] {
@@ -53,7 +53,13 @@ export function usageFor(reply: FakeReply, promptText: string): WireChunk['usage
     reply.usage?.completionTokens ??
     words(reply.text ?? '').length +
       (reply.toolCalls ?? []).reduce((sum, call) => sum + pieces(call.arguments, 8).length, 0);
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  const cost = reply.usage?.cost;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    ...(cost === undefined ? {} : { cost }),
+  };
 }
 
 /**
