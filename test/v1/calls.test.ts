@@ -182,4 +182,26 @@ describe('a call placed through v1, end to end (sqlite+memory)', {
         !signatureValid(Buffer.from(`${first.raw.body.toString()} `), first.raw.signature, keys.private_key),
     );
   });
+
+  test('a browser call through v1: what the browser joins with, and abort', async () => {
+    const created = await v1<{ data: { _id: string } }>('POST', '/v1/admin/assistant/create', {
+      body: { name: 'Web', variant: { type: 'order_confirmation' } },
+    });
+    const web = await v1<{
+      callId: string;
+      status: string;
+      data: { web: { url: string; token: string; expiresAt: string; pageUrl: string } };
+    }>('POST', '/v2/call/web', {
+      body: { assistant: created.body.data._id, payload: { customerName: 'Ravi' } },
+    });
+    assert.equal(web.status, 200, web.text);
+    assert.match(web.body.data.web.url, new RegExp(`/web/${web.body.callId}\\?token=`));
+    assert.ok(web.body.data.web.token.length > 0);
+    const asV2 = await v2<{ channel: string }>('GET', `/v2/calls/${web.body.callId}`);
+    assert.equal(asV2.body.channel, 'web');
+    const aborted = await v1<{ status: string }>('POST', '/v2/call/abort', {
+      body: { callId: web.body.callId },
+    });
+    assert.equal(aborted.body.status, 'aborted');
+  });
 });
