@@ -71,6 +71,12 @@ export interface V1AssistantsTable {
   updated_at: number;
 }
 
+export interface V1WorkspaceAccessTable {
+  public_key: string;
+  workspace_id: string;
+  created_at: number;
+}
+
 export interface V1CallsTable {
   call_id: string;
   workspace_id: string;
@@ -387,6 +393,7 @@ export interface Database {
   v1_credentials: V1CredentialsTable;
   v1_assistants: V1AssistantsTable;
   v1_calls: V1CallsTable;
+  v1_workspace_access: V1WorkspaceAccessTable;
   agents: AgentsTable;
   agent_revisions: AgentRevisionsTable;
   wallet_accounts: WalletAccountsTable;

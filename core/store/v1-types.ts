@@ -47,6 +47,11 @@ export interface V1Repo {
   insertCall(record: Omit<V1CallRecord, 'createdAt' | 'updatedAt'>): Promise<V1CallRecord>;
   call(workspaceId: string, callId: string): Promise<V1CallRecord | undefined>;
   updateCall(workspaceId: string, callId: string, change: V1CallChange): Promise<V1CallRecord | undefined>;
+  /** Lets the organization address a workspace besides its own (one it onboarded). */
+  grantAccess(publicKey: string, workspaceId: string): Promise<void>;
+  hasAccess(publicKey: string, workspaceId: string): Promise<boolean>;
+  /** How many workspaces the organization was granted. */
+  countAccess(publicKey: string): Promise<number>;
   /** The organization's private key as sealed by the first request that proved it. */
   sealedPrivateKey(publicKey: string): Promise<{ workspaceId: string; sealed: string } | undefined>;
   /** Stores the sealed private key once; a key already sealed stays as it is. */

@@ -414,6 +414,39 @@ describe('legacy v1 API (sqlite+memory)', () => {
     assert.equal(back.body.data.archivedAt, null);
   });
 
+  test('onboarding: a new workspace with its own keys, addressable by the organization; tenants stay apart', async () => {
+    const onboarded = await v1<{
+      status_code: number;
+      data: {
+        workspace: { id: string; mode: string };
+        apiKey: string;
+        publicKey: string;
+        privateKey: string;
+      };
+    }>('POST', '/v2/workspace/onboard/custom', { body: { name: 'Second shop' } });
+    assert.equal(onboarded.status, 201, onboarded.text);
+    const { workspace, apiKey, publicKey, privateKey } = onboarded.body.data;
+    assert.equal(workspace.mode, 'sandbox');
+    const there = v1Client(p.url, { ...keys, workspace: workspace.id });
+    const made = await there<{ data: Assistant }>('POST', '/v1/admin/assistant/create', {
+      body: { name: 'In the second shop', variant: { type: 'order_confirmation' } },
+    });
+    assert.equal(made.status, 201, made.text);
+    // Another workspace's assistant is a 404 from the first workspace, in v1 and in v2.
+    const fromFirst = await v1('GET', `/v1/admin/assistant/get/${made.body.data._id}`);
+    assert.deepEqual([fromFirst.status, fromFirst.body.code], [404, 404]);
+    assert.equal((await v2('GET', `/v2/agents/${made.body.data._id}`)).status, 404);
+    // The new workspace's own keys, v1 and v2, see it.
+    const own = v1Client(p.url, { public_key: publicKey, private_key: privateKey, workspace: workspace.id });
+    assert.equal((await own('GET', `/v1/admin/assistant/get/${made.body.data._id}`)).status, 200);
+    assert.equal((await client(p.url, apiKey)('GET', `/v2/agents/${made.body.data._id}`)).status, 200);
+    // Its keys do not reach the organization's first workspace.
+    const back = await own('GET', '/v1/admin/assistant/list', { headers: { workspace: keys.workspace } });
+    assert.deepEqual([back.status, back.body.code], [403, 403]);
+    const bad = await v1('POST', '/v2/workspace/onboard/custom', { body: { name: '' } });
+    assert.deepEqual([bad.status, bad.body.code], [400, 400]);
+  });
+
   test('voice gallery, routes not live yet (501), and the v1 OpenAPI document', async () => {
     const gallery = await v1<{ data: Array<{ voiceId: string; gender: string }> }>(
       'GET',
@@ -422,7 +455,6 @@ describe('legacy v1 API (sqlite+memory)', () => {
     assert.equal(gallery.status, 200);
     assert.ok(gallery.body.data.some((v) => v.voiceId === 'local-hi-male' && v.gender === 'male'));
     for (const [method, path] of [
-      ['POST', '/v2/workspace/onboard/custom'],
       ['GET', '/v1/admin/number-pool/list'],
       ['GET', '/v1/admin/tools/list'],
       ['POST', '/v1/admin/knowledge-base/upload'],

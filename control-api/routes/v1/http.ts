@@ -86,7 +86,8 @@ function header(request: FastifyRequest, name: string): string | undefined {
 /**
  * v1 authentication: `x-public-key` and `x-private-key` (missing or invalid: 401), and `workspace` when sent
  * (a workspace the keys have no right to: 403). Without `workspace`, the keys' own workspace. A private key
- * proved here is sealed for signing the organization's webhooks (core/v1/keys.ts).
+ * proved here is sealed for signing the organization's webhooks (core/v1/keys.ts). An organization may address
+ * its own workspace and those it onboarded.
  */
 export function registerV1Auth(app: FastifyInstance, store: Store, keys: V1Keys): void {
   const sealed = new Set<string>();
@@ -103,14 +104,18 @@ export function registerV1Auth(app: FastifyInstance, store: Store, keys: V1Keys)
     const credentials = await store.secrets.verifyV1Credentials(publicKey, privateKey);
     if (!credentials) throw new ApiError('unauthorized', 'invalid x-public-key or x-private-key');
     const workspace = header(request, 'workspace');
-    if (workspace !== undefined && workspace !== credentials.workspaceId) {
+    if (
+      workspace !== undefined &&
+      workspace !== credentials.workspaceId &&
+      (workspace.length > MAX_KEY_CHARS || !(await store.v1.hasAccess(publicKey, workspace)))
+    ) {
       throw new ApiError('forbidden', 'these keys have no access to that workspace');
     }
     if (!sealed.has(publicKey)) {
       await keys.remember(publicKey, credentials.workspaceId, privateKey);
       sealed.add(publicKey);
     }
-    request.v1Auth = { publicKey, workspaceId: credentials.workspaceId };
+    request.v1Auth = { publicKey, workspaceId: workspace ?? credentials.workspaceId };
   });
 }
 

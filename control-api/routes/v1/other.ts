@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { type Clock, isoTime, systemClock } from '../../../core/clock.ts';
 import { ApiError } from '../../../core/errors.ts';
+import type { Store } from '../../../core/store/types.ts';
 import type { V1Assistants } from '../../../core/v1/assistants.ts';
+import { onboardWorkspace } from '../../../core/v1/onboarding.ts';
 import type { VoiceCatalogue } from '../../../engines/tts/catalogue.ts';
 import { type V1Registry, v1Route } from './http.ts';
 
@@ -83,6 +85,41 @@ export function registerArchiveRoutes(
   }
 }
 
+/** `POST /v2/workspace/onboard/custom`: a new sandbox workspace and its keys, addressable by the organization. */
+export function registerOnboardingRoutes(app: FastifyInstance, registry: V1Registry, store: Store): void {
+  v1Route(app, registry, {
+    method: 'POST',
+    url: '/v2/workspace/onboard/custom',
+    operationId: 'v1OnboardWorkspace',
+    summary:
+      'Create a sandbox workspace (empty wallet) with its own keys, shown once; the calling organization may then address it with the `workspace` header. At most 50 per organization',
+    tag: 'Onboarding',
+    body: z.object({ name: z.string().min(1).max(200) }).strict(),
+    status: 201,
+    data: z.object({
+      workspace: z.object({ id: z.string(), name: z.string(), mode: z.string() }),
+      apiKey: z.string(),
+      webhookSecret: z.string(),
+      publicKey: z.string(),
+      privateKey: z.string(),
+    }),
+    handler: async ({ auth, body }) => {
+      const made = await onboardWorkspace(store, { publicKey: auth.publicKey }, body);
+      return {
+        status: 201,
+        message: 'workspace onboarded',
+        data: {
+          workspace: { id: made.workspace_id, name: body.name, mode: made.mode },
+          apiKey: made.api_key,
+          webhookSecret: made.webhook_secret,
+          publicKey: made.v1.public_key,
+          privateKey: made.v1.private_key,
+        },
+      };
+    },
+  });
+}
+
 /** The v1 groups not built yet: authenticated, then `501` in v1's body. */
 const NOT_BUILT: ReadonlyArray<{
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -90,7 +127,6 @@ const NOT_BUILT: ReadonlyArray<{
   tag: string;
   what: string;
 }> = [
-  { method: 'POST', url: '/v2/workspace/onboard/custom', tag: 'Onboarding', what: 'workspace onboarding' },
   { method: 'GET', url: '/v1/admin/number-pool/list', tag: 'Number pools', what: 'number pools' },
   { method: 'POST', url: '/v1/admin/number-pool/create', tag: 'Number pools', what: 'number pools' },
   { method: 'PUT', url: '/v1/admin/number-pool/update/:id', tag: 'Number pools', what: 'number pools' },

@@ -19,7 +19,12 @@ import {
   v1Route,
 } from './http.ts';
 import { buildV1OpenApi } from './openapi.ts';
-import { registerArchiveRoutes, registerNotBuiltRoutes, registerVoiceGalleryRoutes } from './other.ts';
+import {
+  registerArchiveRoutes,
+  registerNotBuiltRoutes,
+  registerOnboardingRoutes,
+  registerVoiceGalleryRoutes,
+} from './other.ts';
 
 /** Voices as assistants need them: the catalogue, and a voice of a language and gender. */
 function assistantVoices(catalogue: VoiceCatalogue): AssistantVoices {
@@ -72,6 +77,7 @@ export function registerV1(app: FastifyInstance, deps: ApiDeps): ProductOfReques
     });
     registerVoiceGalleryRoutes(v1, registry, deps.voices);
     registerArchiveRoutes(v1, registry, assistants, deps.clock);
+    registerOnboardingRoutes(v1, registry, deps.store);
     registerNotBuiltRoutes(v1, registry);
     let document: Record<string, unknown> | undefined;
     v1Route(v1, registry, {

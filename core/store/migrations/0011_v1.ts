@@ -10,6 +10,9 @@ import type { Kysely } from 'kysely';
  * `v1_calls`: what a call placed through v1 carries besides the v2 call (same id): where its v1 webhooks go,
  * the metadata echoed on them, the payload, the priority, and the organization public key that signs them.
  *
+ * `v1_workspace_access`: the workspaces an organization (its public key) may address with the `workspace` header
+ * besides its own: those it onboarded (`POST /v2/workspace/onboard/custom`).
+ *
  * `v1_credentials.private_key_sealed`: v1 webhooks are signed with the organization private key, which is
  * stored hashed; the first request authenticated with it seals it (AES-256-GCM under the deployment key) so the
  * dispatcher can sign. `events.v1_public_key`: set on a v1 webhook, which is signed v1's way with that key.
@@ -40,6 +43,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
+  await db.schema
+    .createTable('v1_workspace_access')
+    .addColumn('public_key', 'text', (c) => c.notNull())
+    .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('v1_workspace_access_pk', ['public_key', 'workspace_id'])
+    .execute();
   await db.schema.alterTable('v1_credentials').addColumn('private_key_sealed', 'text').execute();
   await db.schema.alterTable('events').addColumn('v1_public_key', 'text').execute();
 }
@@ -47,6 +57,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('events').dropColumn('v1_public_key').execute();
   await db.schema.alterTable('v1_credentials').dropColumn('private_key_sealed').execute();
+  await db.schema.dropTable('v1_workspace_access').execute();
   await db.schema.dropTable('v1_calls').execute();
   await db.schema.dropIndex('v1_assistants_workspace_idx').execute();
   await db.schema.dropTable('v1_assistants').execute();

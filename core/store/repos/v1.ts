@@ -138,6 +138,32 @@ export class V1Store implements V1Repo {
     return this.call(workspaceId, callId);
   }
 
+  async grantAccess(publicKey: string, workspaceId: string): Promise<void> {
+    await this.scope.db
+      .insertInto('v1_workspace_access')
+      .values({ public_key: publicKey, workspace_id: workspaceId, created_at: this.scope.now })
+      .execute();
+  }
+
+  async hasAccess(publicKey: string, workspaceId: string): Promise<boolean> {
+    const row = await this.scope.db
+      .selectFrom('v1_workspace_access')
+      .select('workspace_id')
+      .where('public_key', '=', publicKey)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async countAccess(publicKey: string): Promise<number> {
+    const row = await this.scope.db
+      .selectFrom('v1_workspace_access')
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+      .where('public_key', '=', publicKey)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
   async sealedPrivateKey(publicKey: string): Promise<{ workspaceId: string; sealed: string } | undefined> {
     const row = await this.scope.db
       .selectFrom('v1_credentials')
