@@ -396,6 +396,23 @@ describe('legacy v1 API (sqlite+memory)', () => {
     assert.equal(web.body.code, 501);
   });
 
+  test("priority orders the workspace's queue: higher first, then oldest first", async () => {
+    const assistant = await create({ name: 'Queue', variant: { type: 'order_confirmation' } });
+    const place = async (priority: number) =>
+      (
+        await v1<{ callId: string }>('POST', '/v2/call/initiate', {
+          body: { phoneNumber: '+919876543219', assistant: assistant._id, priority },
+        })
+      ).body.callId;
+    const low = await place(0);
+    const high = await place(7);
+    const mid = await place(3);
+    const queued = (await p.platform.store.calls.nextQueued(keys.workspace, 10)).map((c) => c.id);
+    const ours = queued.filter((id) => [low, high, mid].includes(id));
+    assert.deepEqual(ours, [high, mid, low]);
+    for (const callId of [low, high, mid]) await v1('POST', '/v2/call/abort', { body: { callId } });
+  });
+
   test('organization archiving archives its assistants and refuses their calls', async () => {
     const assistant = await create({ name: 'To archive', variant: { type: 'order_confirmation' } });
     const archived = await v1<{ data: { assistants: number } }>('POST', '/v1/admin/organization/archive');
