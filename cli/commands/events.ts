@@ -7,6 +7,7 @@ import { SecretCipher } from '../../core/secrets/cipher.ts';
 import { SecretService } from '../../core/secrets/service.ts';
 import type { EventRecord, Store } from '../../core/store/types.ts';
 import { PostCallTools } from '../../core/tools/post-call.ts';
+import { V1Keys } from '../../core/v1/keys.ts';
 import { updateFirstStartCredentials } from '../bootstrap.ts';
 import { resolveSecretKey } from '../secret-key.ts';
 import { openConfiguredStore } from '../store.ts';
@@ -84,9 +85,12 @@ export async function runEventsCommand(config: Config, args: string[]): Promise<
       });
       try {
         // post_call tool deliveries render their target with the workspace's secrets, under the same SECRET_KEY.
-        const secrets = new SecretService(store, new SecretCipher(resolveSecretKey(config)));
+        const cipher = new SecretCipher(resolveSecretKey(config));
+        const secrets = new SecretService(store, cipher);
         const tools = new PostCallTools({ store, secrets });
-        const report = await replayEvent({ store, sender, tools }, eventId);
+        // Legacy v1 webhooks are signed with the organization's private key, sealed under the same SECRET_KEY.
+        const v1Keys = new V1Keys(store, cipher);
+        const report = await replayEvent({ store, sender, tools, v1Keys }, eventId);
         print({
           event_id: report.eventId,
           delivered: report.delivered,
