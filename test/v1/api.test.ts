@@ -464,6 +464,39 @@ describe('legacy v1 API (sqlite+memory)', () => {
     assert.deepEqual([bad.status, bad.body.code], [400, 400]);
   });
 
+  test("number pools are the workspace's v2 phone pools, in v1's shape", async () => {
+    const created = await v1<{
+      data: { _id: string; name: string; purpose: string; maxPerHour: number; numbers: string[] };
+    }>('POST', '/v1/admin/number-pool/create', { body: { name: 'Reminders', purpose: 'reminders' } });
+    assert.equal(created.status, 201, created.text);
+    assert.match(created.body.data._id, /^ppl_/);
+    assert.deepEqual(
+      [created.body.data.purpose, created.body.data.maxPerHour, created.body.data.numbers],
+      ['reminders', 60, []],
+    );
+    const asV2 = await v2<{ name: string }>('GET', `/v2/phone-pools/${created.body.data._id}`);
+    assert.equal(asV2.body.name, 'Reminders');
+    const updated = await v1<{ data: { name: string; maxPerHour: number } }>(
+      'PUT',
+      `/v1/admin/number-pool/update/${created.body.data._id}`,
+      {
+        body: { name: 'Support line', purpose: 'support' },
+      },
+    );
+    assert.deepEqual([updated.body.data.name, updated.body.data.maxPerHour], ['Support line', 40]);
+    const listed = await v1<{ data: Array<{ _id: string }> }>('GET', '/v1/admin/number-pool/list');
+    assert.ok(listed.body.data.some((pool) => pool._id === created.body.data._id));
+    const deleted = await v1('DELETE', `/v1/admin/number-pool/delete/${created.body.data._id}`);
+    assert.equal(deleted.status, 200, deleted.text);
+    const gone = await v1('GET', `/v1/admin/number-pool/get/${created.body.data._id}`);
+    assert.deepEqual([gone.status, gone.body.code], [404, 404]);
+    const unknownNumber = await v1('POST', '/v1/admin/number-pool/create', {
+      body: { name: 'X', numbers: ['pn_01HZZZZZZZZZZZZZZZZZZZZZZZ'] },
+    });
+    assert.equal(unknownNumber.body.code, unknownNumber.status);
+    assert.ok(unknownNumber.status === 400 || unknownNumber.status === 404, unknownNumber.text);
+  });
+
   test('voice gallery, routes not live yet (501), and the v1 OpenAPI document', async () => {
     const gallery = await v1<{ data: Array<{ voiceId: string; gender: string }> }>(
       'GET',
@@ -472,7 +505,6 @@ describe('legacy v1 API (sqlite+memory)', () => {
     assert.equal(gallery.status, 200);
     assert.ok(gallery.body.data.some((v) => v.voiceId === 'local-hi-male' && v.gender === 'male'));
     for (const [method, path] of [
-      ['GET', '/v1/admin/number-pool/list'],
       ['GET', '/v1/admin/tools/list'],
       ['POST', '/v1/admin/knowledge-base/upload'],
     ] as const) {

@@ -127,10 +127,6 @@ const NOT_BUILT: ReadonlyArray<{
   tag: string;
   what: string;
 }> = [
-  { method: 'GET', url: '/v1/admin/number-pool/list', tag: 'Number pools', what: 'number pools' },
-  { method: 'POST', url: '/v1/admin/number-pool/create', tag: 'Number pools', what: 'number pools' },
-  { method: 'PUT', url: '/v1/admin/number-pool/update/:id', tag: 'Number pools', what: 'number pools' },
-  { method: 'DELETE', url: '/v1/admin/number-pool/delete/:id', tag: 'Number pools', what: 'number pools' },
   { method: 'GET', url: '/v1/admin/tools/list', tag: 'Tools', what: 'tool integrations' },
   { method: 'POST', url: '/v1/admin/tools/create', tag: 'Tools', what: 'tool integrations' },
   {

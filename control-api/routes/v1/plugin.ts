@@ -18,6 +18,7 @@ import {
   V1Registry,
   v1Route,
 } from './http.ts';
+import { numberPools, registerNumberPoolRoutes } from './number-pools.ts';
 import { buildV1OpenApi } from './openapi.ts';
 import {
   registerArchiveRoutes,
@@ -78,6 +79,7 @@ export function registerV1(app: FastifyInstance, deps: ApiDeps): ProductOfReques
     registerVoiceGalleryRoutes(v1, registry, deps.voices);
     registerArchiveRoutes(v1, registry, assistants, deps.clock);
     registerOnboardingRoutes(v1, registry, deps.store);
+    registerNumberPoolRoutes(v1, registry, numberPools(deps));
     registerNotBuiltRoutes(v1, registry);
     let document: Record<string, unknown> | undefined;
     v1Route(v1, registry, {
