@@ -71,6 +71,15 @@ export interface V1AssistantsTable {
   updated_at: number;
 }
 
+export interface V1IntegrationsTable {
+  workspace_id: string;
+  integration_id: string;
+  /** JSON `{name, tools}`: the integration's v2 tool definitions. */
+  document: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface V1WorkspaceAccessTable {
   public_key: string;
   workspace_id: string;
@@ -394,6 +403,7 @@ export interface Database {
   v1_assistants: V1AssistantsTable;
   v1_calls: V1CallsTable;
   v1_workspace_access: V1WorkspaceAccessTable;
+  v1_integrations: V1IntegrationsTable;
   agents: AgentsTable;
   agent_revisions: AgentRevisionsTable;
   wallet_accounts: WalletAccountsTable;

@@ -25,6 +25,15 @@ export interface V1CallRecord {
   updatedAt: number;
 }
 
+/** A v1 tool integration: its document is parsed JSON of no type until core/v1/integrations.ts decodes it. */
+export interface V1IntegrationRecord {
+  workspaceId: string;
+  integrationId: string;
+  document: unknown;
+  createdAt: number;
+  updatedAt: number;
+}
+
 export interface V1CallChange {
   callbackUrl?: string | null;
   metadata?: unknown;
@@ -47,6 +56,15 @@ export interface V1Repo {
   insertCall(record: Omit<V1CallRecord, 'createdAt' | 'updatedAt'>): Promise<V1CallRecord>;
   call(workspaceId: string, callId: string): Promise<V1CallRecord | undefined>;
   updateCall(workspaceId: string, callId: string, change: V1CallChange): Promise<V1CallRecord | undefined>;
+  /** Writes an integration (a new one, or over the one of that id). */
+  putIntegration(
+    workspaceId: string,
+    integrationId: string,
+    document: JsonObject,
+  ): Promise<V1IntegrationRecord>;
+  integration(workspaceId: string, integrationId: string): Promise<V1IntegrationRecord | undefined>;
+  /** The workspace's integrations by id (at most `limit`). */
+  integrations(workspaceId: string, limit: number): Promise<V1IntegrationRecord[]>;
   /** Lets the organization address a workspace besides its own (one it onboarded). */
   grantAccess(publicKey: string, workspaceId: string): Promise<void>;
   hasAccess(publicKey: string, workspaceId: string): Promise<boolean>;

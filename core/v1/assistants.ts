@@ -5,6 +5,7 @@ import { type Clock, systemClock } from '../clock.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { isId } from '../ids.ts';
 import type { AgentRecord, Repositories, Store } from '../store/types.ts';
+import type { ToolRules } from '../tools/definition.ts';
 import {
   type AssistantDocument,
   type CreateAssistantBody,
@@ -13,6 +14,7 @@ import {
   storedDocument,
   type UpdateAssistantBody,
 } from './assistant.ts';
+import { checkedTools, type V1Integrations } from './integrations.ts';
 import { type Assistant, agentInputOf, assistantOf, type V1Voices } from './mapping.ts';
 
 /** Interface "Limits, v1": updates of one assistant have a cooldown so that two cannot overlap. */
@@ -32,15 +34,25 @@ export class V1Assistants {
   constructor(
     private readonly store: Store,
     private readonly voices: AssistantVoices,
+    private readonly integrations: V1Integrations,
+    private readonly toolRules: (workspaceId: string) => Promise<ToolRules>,
     clock?: Clock,
   ) {
     this.clock = clock ?? systemClock;
   }
 
+  /** The agent settings an assistant compiles to, with the tools its integrations name (checked as v2 does). */
+  private async compiled(repos: Repositories, workspaceId: string, doc: AssistantDocument, rules: ToolRules) {
+    const tools = await this.integrations.resolve(repos, workspaceId, doc.agent.tools);
+    return { ...agentInputOf(doc, this.voices), tools: checkedTools(tools, rules, 'agent.tools') };
+  }
+
   async create(workspaceId: string, body: CreateAssistantBody): Promise<Assistant> {
     const doc = documentFromInput(body);
-    const settings = settingsFromInput(agentInputOf(doc, this.voices), this.voices);
+    const rules = await this.toolRules(workspaceId);
     const record = await this.store.transaction(async (repos) => {
+      const input = await this.compiled(repos, workspaceId, doc, rules);
+      const settings = settingsFromInput(input, this.voices);
       const agent = await repos.agents.create(workspaceId, settingsJson(settings));
       await repos.v1.putAssistant({ workspaceId, agentId: agent.id, document: { ...doc } });
       return agent;
@@ -71,10 +83,11 @@ export class V1Assistants {
   /** Merges the update into the document, re-derives the agent from it; `429` inside the cooldown. */
   async update(workspaceId: string, id: string, body: UpdateAssistantBody): Promise<Assistant> {
     const current = await this.get(workspaceId, id);
+    const rules = await this.toolRules(workspaceId);
     const result = await this.store.transaction(async (repos) => {
       await this.claim(repos, workspaceId, id);
       const doc = mergeDocument(documentOf(current), body);
-      const input = agentInputOf(doc, this.voices);
+      const input = await this.compiled(repos, workspaceId, doc, rules);
       const saved = await repos.agents.save(workspaceId, id, {
         reason: 'update',
         change: (record) => settingsJson(applyPatch(storedSettings(record.content), input, this.voices)),

@@ -75,6 +75,43 @@ const FULL_ASSISTANT = {
   timezone: 'Asia/Kolkata',
 };
 
+/** The integration FULL_ASSISTANT's `agent.tools` names. */
+const SHOPIFY_INTEGRATION = {
+  integration_id: 'shopify-1',
+  name: 'Shopify',
+  tools: [
+    {
+      name: 'get_order',
+      phase: 'on_call',
+      description: 'Look an order up by its id',
+      parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] },
+      request: { method: 'GET', url: 'https://shop.example/api/orders/{{ args.order_id }}' },
+    },
+    {
+      name: 'create_checkout_link',
+      phase: 'on_call',
+      description: 'Make a checkout link for the cart',
+      parameters: { type: 'object', properties: { cart_id: { type: 'string' } }, required: ['cart_id'] },
+      request: {
+        method: 'POST',
+        url: 'https://shop.example/api/checkout',
+        body: { cart: '{{ args.cart_id }}' },
+      },
+    },
+    {
+      name: 'unused_tool',
+      phase: 'on_call',
+      description: 'Not taken',
+      request: { url: 'https://shop.example/x' },
+    },
+  ],
+};
+
+async function createIntegration(v1: ReturnType<typeof v1Client>): Promise<void> {
+  const r = await v1('POST', '/v1/admin/tools/create', { body: SHOPIFY_INTEGRATION });
+  assert.equal(r.status, 201, r.text);
+}
+
 describe('legacy v1 API (sqlite+memory)', () => {
   let p: TestPlatform;
   let keys: V1Keys;
@@ -93,6 +130,7 @@ describe('legacy v1 API (sqlite+memory)', () => {
     keys = workspace.v1;
     v1 = v1Client(p.url, keys);
     v2 = client(p.url, workspace.api_key);
+    await createIntegration(v1);
   });
   after(() => p.close());
 
@@ -464,6 +502,54 @@ describe('legacy v1 API (sqlite+memory)', () => {
     assert.deepEqual([bad.status, bad.body.code], [400, 400]);
   });
 
+  test("tools: an integration's named tools become the agent's tools; unknown ones are a 400", async () => {
+    const listed = await v1<{ data: Array<{ integration_id: string; tools: Array<{ name: string }> }> }>(
+      'GET',
+      '/v1/admin/tools/list',
+    );
+    assert.deepEqual(
+      listed.body.data.find((i) => i.integration_id === 'shopify-1')?.tools.map((t) => t.name),
+      ['get_order', 'create_checkout_link', 'unused_tool'],
+    );
+    const assistant = await create(FULL_ASSISTANT);
+    const agent = await v2<{ tools: Array<{ name: string; phase: string; request: { url: string } }> }>(
+      'GET',
+      `/v2/agents/${assistant._id}`,
+    );
+    assert.deepEqual(
+      agent.body.tools.map((t) => [t.name, t.phase]),
+      [
+        ['get_order', 'on_call'],
+        ['create_checkout_link', 'on_call'],
+      ],
+    );
+    const unknownIntegration = await v1('POST', '/v1/admin/assistant/create', {
+      body: {
+        name: 'X',
+        variant: { type: 'order_confirmation' },
+        agent: { tools: [{ integration_id: 'nope', tools: ['a'] }] },
+      },
+    });
+    assert.deepEqual([unknownIntegration.status, unknownIntegration.body.code], [400, 400]);
+    assert.match(String(unknownIntegration.body.message), /agent\.tools\[0\]\.integration_id/);
+    const unknownTool = await v1('POST', '/v1/admin/assistant/create', {
+      body: {
+        name: 'X',
+        variant: { type: 'order_confirmation' },
+        agent: { tools: [{ integration_id: 'shopify-1', tools: ['refund'] }] },
+      },
+    });
+    assert.match(String(unknownTool.body.message), /agent\.tools\[0\]\.tools\[0\]/);
+    const badDefinition = await v1('POST', '/v1/admin/tools/create', {
+      body: {
+        integration_id: 'broken',
+        tools: [{ name: 'Bad Name', phase: 'on_call', request: { url: 'ftp://x' } }],
+      },
+    });
+    assert.deepEqual([badDefinition.status, badDefinition.body.code], [400, 400]);
+    assert.match(String(badDefinition.body.message), /tools\[0\]/);
+  });
+
   test("number pools are the workspace's v2 phone pools, in v1's shape", async () => {
     const created = await v1<{
       data: { _id: string; name: string; purpose: string; maxPerHour: number; numbers: string[] };
@@ -505,7 +591,7 @@ describe('legacy v1 API (sqlite+memory)', () => {
     assert.equal(gallery.status, 200);
     assert.ok(gallery.body.data.some((v) => v.voiceId === 'local-hi-male' && v.gender === 'male'));
     for (const [method, path] of [
-      ['GET', '/v1/admin/tools/list'],
+      ['GET', '/v1/admin/knowledge-base/list'],
       ['POST', '/v1/admin/knowledge-base/upload'],
     ] as const) {
       const r = await v1(method, path, method === 'POST' ? { body: {} } : {});
@@ -583,6 +669,7 @@ for (const backend of (await backends()).filter((b) => b.databaseUrl)) {
           balancePaise: 10_000,
         });
         const v1 = v1Client(p.url, workspace.v1);
+        await createIntegration(v1);
         const created = await v1<{ data: Assistant }>('POST', '/v1/admin/assistant/create', {
           body: FULL_ASSISTANT,
         });

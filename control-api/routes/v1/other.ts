@@ -127,8 +127,6 @@ const NOT_BUILT: ReadonlyArray<{
   tag: string;
   what: string;
 }> = [
-  { method: 'GET', url: '/v1/admin/tools/list', tag: 'Tools', what: 'tool integrations' },
-  { method: 'POST', url: '/v1/admin/tools/create', tag: 'Tools', what: 'tool integrations' },
   {
     method: 'GET',
     url: '/v1/admin/knowledge-base/list',

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../core/errors.ts';
 import { SecretCipher } from '../../../core/secrets/cipher.ts';
+import { SecretService } from '../../../core/secrets/service.ts';
 import { type AssistantVoices, V1Assistants } from '../../../core/v1/assistants.ts';
 import { V1Calls } from '../../../core/v1/calls.ts';
+import { V1Integrations } from '../../../core/v1/integrations.ts';
 import { V1Keys } from '../../../core/v1/keys.ts';
 import { V1CallEvents } from '../../../core/v1/webhooks.ts';
 import type { VoiceCatalogue } from '../../../engines/tts/catalogue.ts';
@@ -26,6 +28,7 @@ import {
   registerOnboardingRoutes,
   registerVoiceGalleryRoutes,
 } from './other.ts';
+import { registerToolRoutes } from './tools.ts';
 
 /** Voices as assistants need them: the catalogue, and a voice of a language and gender. */
 function assistantVoices(catalogue: VoiceCatalogue): AssistantVoices {
@@ -65,7 +68,20 @@ export function registerV1(app: FastifyInstance, deps: ApiDeps): ProductOfReques
       burst: deps.config.apiRateBurst,
     });
     const registry = new V1Registry();
-    const assistants = new V1Assistants(deps.store, assistantVoices(deps.voices), deps.clock);
+    const secrets = new SecretService(deps.store, new SecretCipher(deps.secretKey));
+    const toolRules = async (workspaceId: string) => ({
+      secrets: await secrets.names(workspaceId),
+      allowPrivate: deps.config.allowPrivateWebhooks,
+    });
+    const integrations = new V1Integrations(deps.store, toolRules);
+    const assistants = new V1Assistants(
+      deps.store,
+      assistantVoices(deps.voices),
+      integrations,
+      toolRules,
+      deps.clock,
+    );
+    registerToolRoutes(v1, registry, integrations);
     registerAssistantRoutes(v1, registry, assistants);
     registerV1CallRoutes(v1, registry, {
       calls: new V1Calls(deps.store, new V1CallEvents(), deps.lifecycle, deps.clock),

@@ -10,6 +10,9 @@ import type { Kysely } from 'kysely';
  * `v1_calls`: what a call placed through v1 carries besides the v2 call (same id): where its v1 webhooks go,
  * the metadata echoed on them, the payload, the priority, and the organization public key that signs them.
  *
+ * `v1_integrations`: a workspace's v1 tool integrations (`POST /v1/admin/tools/create`): v2 tool definitions
+ * grouped under an `integration_id`, which assistants name in `agent.tools`.
+ *
  * `v1_workspace_access`: the workspaces an organization (its public key) may address with the `workspace` header
  * besides its own: those it onboarded (`POST /v2/workspace/onboard/custom`).
  *
@@ -44,6 +47,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema
+    .createTable('v1_integrations')
+    .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+    .addColumn('integration_id', 'text', (c) => c.notNull())
+    .addColumn('document', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('updated_at', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('v1_integrations_pk', ['workspace_id', 'integration_id'])
+    .execute();
+  await db.schema
     .createTable('v1_workspace_access')
     .addColumn('public_key', 'text', (c) => c.notNull())
     .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
@@ -58,6 +70,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('events').dropColumn('v1_public_key').execute();
   await db.schema.alterTable('v1_credentials').dropColumn('private_key_sealed').execute();
   await db.schema.dropTable('v1_workspace_access').execute();
+  await db.schema.dropTable('v1_integrations').execute();
   await db.schema.dropTable('v1_calls').execute();
   await db.schema.dropIndex('v1_assistants_workspace_idx').execute();
   await db.schema.dropTable('v1_assistants').execute();

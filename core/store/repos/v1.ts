@@ -1,12 +1,29 @@
-import type { V1AssistantsTable, V1CallsTable } from '../db.ts';
+import type { V1AssistantsTable, V1CallsTable, V1IntegrationsTable } from '../db.ts';
+import { assertLimit } from '../page.ts';
 import type { Scope } from '../scope.ts';
-import type { V1AssistantRecord, V1CallChange, V1CallRecord, V1Repo } from '../v1-types.ts';
+import type {
+  V1AssistantRecord,
+  V1CallChange,
+  V1CallRecord,
+  V1IntegrationRecord,
+  V1Repo,
+} from '../v1-types.ts';
 import type { JsonObject } from '../values.ts';
 
 function toAssistant(row: V1AssistantsTable): V1AssistantRecord {
   return {
     agentId: row.agent_id,
     workspaceId: row.workspace_id,
+    document: JSON.parse(row.document),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+function toIntegration(row: V1IntegrationsTable): V1IntegrationRecord {
+  return {
+    workspaceId: row.workspace_id,
+    integrationId: row.integration_id,
     document: JSON.parse(row.document),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
@@ -136,6 +153,57 @@ export class V1Store implements V1Repo {
       .where('call_id', '=', callId)
       .execute();
     return this.call(workspaceId, callId);
+  }
+
+  async putIntegration(
+    workspaceId: string,
+    integrationId: string,
+    document: JsonObject,
+  ): Promise<V1IntegrationRecord> {
+    const now = this.scope.now;
+    const text = JSON.stringify(document);
+    const updated = await this.scope.db
+      .updateTable('v1_integrations')
+      .set({ document: text, updated_at: now })
+      .where('workspace_id', '=', workspaceId)
+      .where('integration_id', '=', integrationId)
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) {
+      await this.scope.db
+        .insertInto('v1_integrations')
+        .values({
+          workspace_id: workspaceId,
+          integration_id: integrationId,
+          document: text,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+    }
+    const stored = await this.integration(workspaceId, integrationId);
+    if (!stored) throw new Error(`integration ${integrationId} vanished while written`);
+    return stored;
+  }
+
+  async integration(workspaceId: string, integrationId: string): Promise<V1IntegrationRecord | undefined> {
+    const row = await this.scope.db
+      .selectFrom('v1_integrations')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('integration_id', '=', integrationId)
+      .executeTakeFirst();
+    return row ? toIntegration(row) : undefined;
+  }
+
+  async integrations(workspaceId: string, limit: number): Promise<V1IntegrationRecord[]> {
+    const rows = await this.scope.db
+      .selectFrom('v1_integrations')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('integration_id')
+      .limit(assertLimit(limit))
+      .execute();
+    return rows.map(toIntegration);
   }
 
   async grantAccess(publicKey: string, workspaceId: string): Promise<void> {
