@@ -80,6 +80,17 @@ export interface V1IntegrationsTable {
   updated_at: number;
 }
 
+export interface V1DocumentsTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  title: string;
+  type: string;
+  /** The document's text as extracted at upload. */
+  text: string;
+  created_at: number;
+}
+
 export interface V1WorkspaceAccessTable {
   public_key: string;
   workspace_id: string;
@@ -404,6 +415,7 @@ export interface Database {
   v1_calls: V1CallsTable;
   v1_workspace_access: V1WorkspaceAccessTable;
   v1_integrations: V1IntegrationsTable;
+  v1_documents: V1DocumentsTable;
   agents: AgentsTable;
   agent_revisions: AgentRevisionsTable;
   wallet_accounts: WalletAccountsTable;

@@ -34,6 +34,17 @@ export interface V1IntegrationRecord {
   updatedAt: number;
 }
 
+/** A knowledge-base document fetched at upload. */
+export interface V1DocumentRecord {
+  id: string;
+  workspaceId: string;
+  url: string;
+  title: string;
+  type: string;
+  text: string;
+  createdAt: number;
+}
+
 export interface V1CallChange {
   callbackUrl?: string | null;
   metadata?: unknown;
@@ -65,6 +76,13 @@ export interface V1Repo {
   integration(workspaceId: string, integrationId: string): Promise<V1IntegrationRecord | undefined>;
   /** The workspace's integrations by id (at most `limit`). */
   integrations(workspaceId: string, limit: number): Promise<V1IntegrationRecord[]>;
+  /** Writes a document (over the workspace's document of the same URL). */
+  putDocument(record: Omit<V1DocumentRecord, 'id' | 'createdAt'>): Promise<V1DocumentRecord>;
+  /** The workspace's documents, newest first (at most `limit`); `urls` narrows to those URLs. */
+  documents(
+    workspaceId: string,
+    options: { limit: number; urls?: readonly string[] },
+  ): Promise<V1DocumentRecord[]>;
   /** Lets the organization address a workspace besides its own (one it onboarded). */
   grantAccess(publicKey: string, workspaceId: string): Promise<void>;
   hasAccess(publicKey: string, workspaceId: string): Promise<boolean>;

@@ -14,8 +14,9 @@ import {
   storedDocument,
   type UpdateAssistantBody,
 } from './assistant.ts';
+import { DOCUMENT_LIMITS } from './documents.ts';
 import { checkedTools, type V1Integrations } from './integrations.ts';
-import { type Assistant, agentInputOf, assistantOf, type V1Voices } from './mapping.ts';
+import { type Assistant, agentInputOf, assistantOf, type DocumentText, type V1Voices } from './mapping.ts';
 
 /** Interface "Limits, v1": updates of one assistant have a cooldown so that two cannot overlap. */
 export const ASSISTANT_UPDATE_COOLDOWN_MS = 30_000;
@@ -44,7 +45,8 @@ export class V1Assistants {
   /** The agent settings an assistant compiles to, with the tools its integrations name (checked as v2 does). */
   private async compiled(repos: Repositories, workspaceId: string, doc: AssistantDocument, rules: ToolRules) {
     const tools = await this.integrations.resolve(repos, workspaceId, doc.agent.tools);
-    return { ...agentInputOf(doc, this.voices), tools: checkedTools(tools, rules, 'agent.tools') };
+    const texts = await documentTexts(repos, workspaceId, [doc]);
+    return { ...agentInputOf(doc, this.voices, texts), tools: checkedTools(tools, rules, 'agent.tools') };
   }
 
   async create(workspaceId: string, body: CreateAssistantBody): Promise<Assistant> {
@@ -55,16 +57,17 @@ export class V1Assistants {
       const settings = settingsFromInput(input, this.voices);
       const agent = await repos.agents.create(workspaceId, settingsJson(settings));
       await repos.v1.putAssistant({ workspaceId, agentId: agent.id, document: { ...doc } });
-      return agent;
+      return { agent, texts: await documentTexts(repos, workspaceId, [doc]) };
     });
-    return this.present(record, doc);
+    return this.present(record.agent, doc, record.texts);
   }
 
   async get(workspaceId: string, id: string): Promise<Assistant> {
     const agent = isId('agent', id) ? await this.store.agents.get(workspaceId, id) : undefined;
     if (!agent) throw notFound(`assistant ${id}`);
     const stored = await this.store.v1.assistant(workspaceId, id);
-    return this.present(agent, stored ? storedDocument(stored.document) : undefined);
+    const doc = stored ? storedDocument(stored.document) : undefined;
+    return this.present(agent, doc, await documentTexts(this.store, workspaceId, doc ? [doc] : []));
   }
 
   async list(workspaceId: string): Promise<Assistant[]> {
@@ -77,7 +80,8 @@ export class V1Assistants {
         )
       ).map((r) => [r.agentId, storedDocument(r.document)]),
     );
-    return page.items.map((agent) => this.present(agent, docs.get(agent.id)));
+    const texts = await documentTexts(this.store, workspaceId, [...docs.values()]);
+    return page.items.map((agent) => this.present(agent, docs.get(agent.id), texts));
   }
 
   /** Merges the update into the document, re-derives the agent from it; `429` inside the cooldown. */
@@ -94,9 +98,9 @@ export class V1Assistants {
       });
       if (saved === 'not_found' || saved === 'conflict') throw notFound(`assistant ${id}`);
       await repos.v1.putAssistant({ workspaceId, agentId: id, document: { ...doc } });
-      return { saved, doc };
+      return { saved, doc, texts: await documentTexts(repos, workspaceId, [doc]) };
     });
-    return this.present(result.saved, result.doc);
+    return this.present(result.saved, result.doc, result.texts);
   }
 
   /** Archives (or restores) the assistant: `archivedAt`; an archived assistant places no calls. */
@@ -127,13 +131,29 @@ export class V1Assistants {
     );
   }
 
-  private present(agent: AgentRecord, doc: AssistantDocument | undefined): Assistant {
+  private present(
+    agent: AgentRecord,
+    doc: AssistantDocument | undefined,
+    texts: readonly DocumentText[] = [],
+  ): Assistant {
     return assistantOf(
       { id: agent.id, settings: storedSettings(agent.content), createdAt: agent.createdAt },
       doc,
       this.voices,
+      texts,
     );
   }
+}
+
+/** The uploaded texts of the documents these assistants name (one query). */
+async function documentTexts(
+  repos: Pick<Repositories, 'v1'>,
+  workspaceId: string,
+  docs: readonly AssistantDocument[],
+): Promise<DocumentText[]> {
+  const urls = [...new Set(docs.flatMap((d) => d.knowledgeBase.documents.map((k) => k.url)))];
+  if (urls.length === 0) return [];
+  return repos.v1.documents(workspaceId, { limit: DOCUMENT_LIMITS.perWorkspace, urls });
 }
 
 /** The document part of an assistant as read (what an update merges into). */

@@ -3,6 +3,7 @@ import { AGENT_LIMITS } from '../agents/types.ts';
 import { isoTime } from '../clock.ts';
 import { invalid } from '../errors.ts';
 import type { AssistantDocument } from './assistant.ts';
+import { retrievePassages } from './documents.ts';
 import { compilePrompt, defaultFirstMessage, languageOf } from './variants.ts';
 
 /** Voices as the mapping needs them: known ids, and a default by language and gender. */
@@ -18,7 +19,11 @@ export type Assistant = { _id: string } & AssistantDocument & { createdAt: strin
  * The FAQs given to the agent in its prompt, within what the prompt has room for: questions in the order the
  * client wrote them until the budget is spent (see README "Knowledge base").
  */
-export function knowledgeSection(doc: AssistantDocument, budgetChars: number): string {
+export function knowledgeSection(
+  doc: AssistantDocument,
+  budgetChars: number,
+  texts: readonly DocumentText[] = [],
+): string {
   const { faq, documents } = doc.knowledgeBase;
   if (faq.length === 0 && documents.length === 0) return '';
   const lines = ['Facts you may use to answer (say you will check if the answer is not here):'];
@@ -29,16 +34,31 @@ export function knowledgeSection(doc: AssistantDocument, budgetChars: number): s
     lines.push(line);
     used += line.length + 1;
   }
+  const uploaded = documents
+    .map((d) => texts.find((t) => t.url === d.url))
+    .filter((t): t is DocumentText => t !== undefined);
   for (const document of documents) {
+    if (uploaded.some((t) => t.url === document.url)) continue;
     const line = `Reference document: ${document.title} (${document.url})`;
     if (used + line.length + 1 > budgetChars) break;
     lines.push(line);
     used += line.length + 1;
   }
+  if (uploaded.length > 0) {
+    const context = [compilePrompt(doc, ''), ...faq.map((f) => f.question)].join('\n');
+    lines.push(...retrievePassages(uploaded, context, budgetChars - used));
+  }
   return lines.length > 1 ? lines.join('\n') : '';
 }
 
-function systemPrompt(doc: AssistantDocument): string {
+/** An uploaded knowledge-base document's text, for the prompts of the assistants that name its URL. */
+export interface DocumentText {
+  url: string;
+  title: string;
+  text: string;
+}
+
+function systemPrompt(doc: AssistantDocument, texts: readonly DocumentText[]): string {
   const base = compilePrompt(doc, '');
   const room = AGENT_LIMITS.systemPromptChars - base.length - 2;
   if (room < 0)
@@ -46,7 +66,7 @@ function systemPrompt(doc: AssistantDocument): string {
       'agent.systemPrompt',
       `too long once the variant's brief is added (${-room} characters over)`,
     );
-  return compilePrompt(doc, knowledgeSection(doc, room));
+  return compilePrompt(doc, knowledgeSection(doc, room, texts));
 }
 
 /**
@@ -56,7 +76,11 @@ function systemPrompt(doc: AssistantDocument): string {
  * the language and gender) -> `voice.voice_id`; `icpContext.language` -> `language`; `maxCallDuration` ->
  * `max_duration_secs`; `analysisPlan` -> `analysis`; `archivedAt` -> `archived`.
  */
-export function agentInputOf(doc: AssistantDocument, voices: V1Voices): AgentInput & AgentPatch {
+export function agentInputOf(
+  doc: AssistantDocument,
+  voices: V1Voices,
+  texts: readonly DocumentText[] = [],
+): AgentInput & AgentPatch {
   const { language } = languageOf(doc.icpContext.language);
   const voiceId = doc.agent.identity.voice || voices.pick(language, doc.agent.identity.gender);
   if (doc.agent.identity.voice && !voices.get(doc.agent.identity.voice)) {
@@ -66,7 +90,7 @@ export function agentInputOf(doc: AssistantDocument, voices: V1Voices): AgentInp
   const analysed = Boolean(analysis.summaryPlan || analysis.successCriteriaPlan);
   return {
     name: doc.name,
-    system_prompt: systemPrompt(doc),
+    system_prompt: systemPrompt(doc, texts),
     first_message: doc.agent.firstMessage || defaultFirstMessage(doc),
     language,
     ...(voiceId ? { voice: { voice_id: voiceId, language } } : {}),
@@ -89,10 +113,11 @@ export function assistantOf(
   agent: { id: string; settings: AgentSettings; createdAt: number },
   doc: AssistantDocument | undefined,
   voices: V1Voices,
+  texts: readonly DocumentText[] = [],
 ): Assistant {
   const s = agent.settings;
   const base = doc ?? derivedDocument(s);
-  const compiled = doc ? agentInputOf(doc, voices) : undefined;
+  const compiled = doc ? agentInputOf(doc, voices, texts) : undefined;
   // What the client left empty stays empty while the agent still has what the assistant compiled to.
   const kept = <T>(written: T, compiledTo: T | undefined, now: T): T =>
     compiled !== undefined && now === compiledTo ? written : now;

@@ -5,6 +5,7 @@
  * the voice gallery, the routes not built yet, and `/v1/openapi.json`.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Clock } from '../../core/clock.ts';
@@ -121,7 +122,10 @@ describe('legacy v1 API (sqlite+memory)', () => {
   const clock: Clock = { now: () => Date.now() + offsetMs };
 
   before(async () => {
-    p = await startTestPlatform({ name: 'sqlite+memory' }, { env: { V1_HOST }, clock });
+    p = await startTestPlatform(
+      { name: 'sqlite+memory' },
+      { env: { V1_HOST, ALLOW_PRIVATE_WEBHOOKS: '1' }, clock },
+    );
     const workspace = await provisionWorkspace(p.platform.store, {
       name: 'Shop',
       mode: 'sandbox',
@@ -550,6 +554,79 @@ describe('legacy v1 API (sqlite+memory)', () => {
     assert.match(String(badDefinition.body.message), /tools\[0\]/);
   });
 
+  test('knowledge base: documents fetched from their URL feed the prompt, the passages that matter first', async () => {
+    const filler = Array.from(
+      { length: 200 },
+      (_, i) => `Section ${i}: our warehouse team packs orders with care and ships them quickly.`,
+    );
+    const pages: Record<string, string> = {
+      '/returns.txt':
+        'Returns are accepted within 7 days of delivery.\nRefunds reach the original payment method in 5 working days.',
+      '/handbook.html': `<html><head><style>p{}</style><script>var x = 1;</script></head><body>${filler
+        .map((line) => `<p>${line}</p>`)
+        .join(
+          '',
+        )}<p>Prepaid orders paid through the payment link get a &amp; 5% cashback instead of the COD fee.</p></body></html>`,
+    };
+    const server = http.createServer((req, res) => {
+      const page = pages[req.url ?? ''];
+      if (!page) return res.writeHead(404).end();
+      res
+        .writeHead(200, { 'content-type': req.url?.endsWith('.html') ? 'text/html' : 'text/plain' })
+        .end(page);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    try {
+      const returns = await v1<{ data: { _id: string; characters: number } }>(
+        'POST',
+        '/v1/admin/knowledge-base/upload',
+        {
+          body: { url: `${base}/returns.txt`, title: 'Returns', type: 'txt' },
+        },
+      );
+      assert.equal(returns.status, 201, returns.text);
+      assert.ok(returns.body.data.characters > 50);
+      const handbook = await v1('POST', '/v1/admin/knowledge-base/upload', {
+        body: { url: `${base}/handbook.html`, title: 'Handbook', type: 'html' },
+      });
+      assert.equal(handbook.status, 201, handbook.text);
+      const pdf = await v1('POST', '/v1/admin/knowledge-base/upload', {
+        body: { url: `${base}/x.pdf`, title: 'X', type: 'pdf' },
+      });
+      assert.deepEqual([pdf.status, pdf.body.code], [400, 400]);
+      const missing = await v1('POST', '/v1/admin/knowledge-base/upload', {
+        body: { url: `${base}/nope.txt`, title: 'X', type: 'txt' },
+      });
+      assert.match(String(missing.body.message), /HTTP 404/);
+      const listed = await v1<{ data: Array<{ title: string }> }>('GET', '/v1/admin/knowledge-base/list');
+      assert.deepEqual(listed.body.data.map((d) => d.title).sort(), ['Handbook', 'Returns']);
+
+      const assistant = await create({
+        name: 'Prepaid',
+        variant: { type: 'cod_to_prepaid', config: { cod_to_prepaid: { codFee: 30 } } },
+        agent: { systemPrompt: 'Be brief.' },
+        knowledgeBase: {
+          documents: [
+            { url: `${base}/returns.txt`, title: 'Returns', type: 'txt' },
+            { url: `${base}/handbook.html`, title: 'Handbook', type: 'html' },
+          ],
+          faq: [{ question: 'Can I pay by UPI?', answer: 'Yes.' }],
+        },
+      });
+      assert.equal((assistant.agent as { systemPrompt: string }).systemPrompt, 'Be brief.');
+      const agent = await v2<{ system_prompt: string }>('GET', `/v2/agents/${assistant._id}`);
+      const prompt = agent.body.system_prompt;
+      assert.ok(prompt.length <= 8_000, `prompt of ${prompt.length} characters`);
+      assert.ok(prompt.includes('Returns are accepted within 7 days'), 'the short document is in the prompt');
+      assert.ok(prompt.includes('payment link get a & 5% cashback'), 'the passage that matters is retrieved');
+      assert.ok(!prompt.includes('var x'), 'scripts are not text');
+      assert.ok(!prompt.includes('Section 199:'), 'what does not fit is left out');
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   test("number pools are the workspace's v2 phone pools, in v1's shape", async () => {
     const created = await v1<{
       data: { _id: string; name: string; purpose: string; maxPerHour: number; numbers: string[] };
@@ -583,20 +660,13 @@ describe('legacy v1 API (sqlite+memory)', () => {
     assert.ok(unknownNumber.status === 400 || unknownNumber.status === 404, unknownNumber.text);
   });
 
-  test('voice gallery, routes not live yet (501), and the v1 OpenAPI document', async () => {
+  test('voice gallery and the v1 OpenAPI document', async () => {
     const gallery = await v1<{ data: Array<{ voiceId: string; gender: string }> }>(
       'GET',
       '/v1/admin/voice-gallery/list',
     );
     assert.equal(gallery.status, 200);
     assert.ok(gallery.body.data.some((v) => v.voiceId === 'local-hi-male' && v.gender === 'male'));
-    for (const [method, path] of [
-      ['GET', '/v1/admin/knowledge-base/list'],
-      ['POST', '/v1/admin/knowledge-base/upload'],
-    ] as const) {
-      const r = await v1(method, path, method === 'POST' ? { body: {} } : {});
-      assert.deepEqual([r.status, r.body.code], [501, 501], `${method} ${path}`);
-    }
     const doc = await hostRequest<{ openapi: string; paths: Record<string, unknown> }>(
       p.url,
       'GET',
@@ -629,7 +699,7 @@ describe('legacy v1 on its own port, and its rate limit (sqlite+memory)', () => 
     const port = await freePort();
     const p = await startTestPlatform(
       { name: 'sqlite+memory' },
-      { env: { V1_PORT: String(port), API_RATE_PER_SEC: '1', API_RATE_BURST: '3' } },
+      { env: { V1_PORT: String(port), API_RATE_PER_SEC: '1', API_RATE_BURST: '5' } },
     );
     try {
       const workspace = await provisionWorkspace(p.platform.store, {
@@ -643,6 +713,19 @@ describe('legacy v1 on its own port, and its rate limit (sqlite+memory)', () => 
         });
       const listed = await v1('/v1/admin/assistant/list');
       assert.equal(listed.status, 200, listed.text);
+      // Documents are fetched through the address guard: no loopback, no plain HTTP, unless the operator allows.
+      for (const url of ['https://127.0.0.1/x.txt', 'http://shop.example/x.txt']) {
+        const refused = await hostRequest(
+          `http://127.0.0.1:${port}`,
+          'POST',
+          '/v1/admin/knowledge-base/upload',
+          {
+            headers: { 'x-public-key': workspace.v1.public_key, 'x-private-key': workspace.v1.private_key },
+            body: { url, title: 'X', type: 'txt' },
+          },
+        );
+        assert.deepEqual([refused.status, refused.body.code], [400, 400], refused.text);
+      }
       const v2Path = await v1('/v2/agents');
       assert.deepEqual([v2Path.status, v2Path.body.code], [404, 404]);
       const answers = [];

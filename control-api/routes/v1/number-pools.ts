@@ -92,6 +92,11 @@ export function registerNumberPoolRoutes(
       data: poolOf(await pools.get(auth.workspaceId, params.id)),
     }),
   });
+  registerPoolWrites(app, registry, pools);
+}
+
+/** create, update and delete. */
+function registerPoolWrites(app: FastifyInstance, registry: V1Registry, pools: PoolService): void {
   v1Route(app, registry, {
     method: 'POST',
     url: '/v1/admin/number-pool/create',

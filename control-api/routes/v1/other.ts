@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { type Clock, isoTime, systemClock } from '../../../core/clock.ts';
-import { ApiError } from '../../../core/errors.ts';
 import type { Store } from '../../../core/store/types.ts';
 import type { V1Assistants } from '../../../core/v1/assistants.ts';
 import { onboardWorkspace } from '../../../core/v1/onboarding.ts';
@@ -118,41 +117,4 @@ export function registerOnboardingRoutes(app: FastifyInstance, registry: V1Regis
       };
     },
   });
-}
-
-/** The v1 groups not built yet: authenticated, then `501` in v1's body. */
-const NOT_BUILT: ReadonlyArray<{
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  url: string;
-  tag: string;
-  what: string;
-}> = [
-  {
-    method: 'GET',
-    url: '/v1/admin/knowledge-base/list',
-    tag: 'Knowledge base',
-    what: 'knowledge-base documents',
-  },
-  {
-    method: 'POST',
-    url: '/v1/admin/knowledge-base/upload',
-    tag: 'Knowledge base',
-    what: 'knowledge-base documents',
-  },
-];
-
-export function registerNotBuiltRoutes(app: FastifyInstance, registry: V1Registry): void {
-  for (const route of NOT_BUILT) {
-    v1Route(app, registry, {
-      method: route.method,
-      url: route.url,
-      operationId: `v1NotBuilt${route.method}${route.url.replace(/[^A-Za-z]/g, '')}`,
-      summary: `Not live yet: answers 501 (${route.what})`,
-      tag: route.tag,
-      status: 501,
-      handler: async () => {
-        throw new ApiError('not_implemented', `${route.what} are not live on this deployment yet`);
-      },
-    });
-  }
 }

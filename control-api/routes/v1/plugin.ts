@@ -4,6 +4,7 @@ import { SecretCipher } from '../../../core/secrets/cipher.ts';
 import { SecretService } from '../../../core/secrets/service.ts';
 import { type AssistantVoices, V1Assistants } from '../../../core/v1/assistants.ts';
 import { V1Calls } from '../../../core/v1/calls.ts';
+import { V1Documents } from '../../../core/v1/documents.ts';
 import { V1Integrations } from '../../../core/v1/integrations.ts';
 import { V1Keys } from '../../../core/v1/keys.ts';
 import { V1CallEvents } from '../../../core/v1/webhooks.ts';
@@ -20,14 +21,10 @@ import {
   V1Registry,
   v1Route,
 } from './http.ts';
+import { registerKnowledgeBaseRoutes } from './knowledge-base.ts';
 import { numberPools, registerNumberPoolRoutes } from './number-pools.ts';
 import { buildV1OpenApi } from './openapi.ts';
-import {
-  registerArchiveRoutes,
-  registerNotBuiltRoutes,
-  registerOnboardingRoutes,
-  registerVoiceGalleryRoutes,
-} from './other.ts';
+import { registerArchiveRoutes, registerOnboardingRoutes, registerVoiceGalleryRoutes } from './other.ts';
 import { registerToolRoutes } from './tools.ts';
 
 /** Voices as assistants need them: the catalogue, and a voice of a language and gender. */
@@ -96,7 +93,9 @@ export function registerV1(app: FastifyInstance, deps: ApiDeps): ProductOfReques
     registerArchiveRoutes(v1, registry, assistants, deps.clock);
     registerOnboardingRoutes(v1, registry, deps.store);
     registerNumberPoolRoutes(v1, registry, numberPools(deps));
-    registerNotBuiltRoutes(v1, registry);
+    const documents = new V1Documents(deps.store, deps.config.allowPrivateWebhooks);
+    v1.addHook('onClose', () => documents.close());
+    registerKnowledgeBaseRoutes(v1, registry, documents);
     let document: Record<string, unknown> | undefined;
     v1Route(v1, registry, {
       method: 'GET',

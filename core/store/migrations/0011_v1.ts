@@ -13,6 +13,9 @@ import type { Kysely } from 'kysely';
  * `v1_integrations`: a workspace's v1 tool integrations (`POST /v1/admin/tools/create`): v2 tool definitions
  * grouped under an `integration_id`, which assistants name in `agent.tools`.
  *
+ * `v1_documents`: knowledge-base documents uploaded by URL (`POST /v1/admin/knowledge-base/upload`), fetched
+ * once through the address guard, their text kept for the prompts of the assistants that name their URL.
+ *
  * `v1_workspace_access`: the workspaces an organization (its public key) may address with the `workspace` header
  * besides its own: those it onboarded (`POST /v2/workspace/onboard/custom`).
  *
@@ -56,6 +59,22 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('v1_integrations_pk', ['workspace_id', 'integration_id'])
     .execute();
   await db.schema
+    .createTable('v1_documents')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+    .addColumn('url', 'text', (c) => c.notNull())
+    .addColumn('title', 'text', (c) => c.notNull())
+    .addColumn('type', 'text', (c) => c.notNull())
+    .addColumn('text', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createIndex('v1_documents_url_idx')
+    .on('v1_documents')
+    .columns(['workspace_id', 'url'])
+    .unique()
+    .execute();
+  await db.schema
     .createTable('v1_workspace_access')
     .addColumn('public_key', 'text', (c) => c.notNull())
     .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
@@ -71,6 +90,8 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('v1_credentials').dropColumn('private_key_sealed').execute();
   await db.schema.dropTable('v1_workspace_access').execute();
   await db.schema.dropTable('v1_integrations').execute();
+  await db.schema.dropIndex('v1_documents_url_idx').execute();
+  await db.schema.dropTable('v1_documents').execute();
   await db.schema.dropTable('v1_calls').execute();
   await db.schema.dropIndex('v1_assistants_workspace_idx').execute();
   await db.schema.dropTable('v1_assistants').execute();

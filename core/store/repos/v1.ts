@@ -1,10 +1,12 @@
-import type { V1AssistantsTable, V1CallsTable, V1IntegrationsTable } from '../db.ts';
+import type { V1AssistantsTable, V1CallsTable, V1DocumentsTable, V1IntegrationsTable } from '../db.ts';
+import { rowId } from '../keys.ts';
 import { assertLimit } from '../page.ts';
 import type { Scope } from '../scope.ts';
 import type {
   V1AssistantRecord,
   V1CallChange,
   V1CallRecord,
+  V1DocumentRecord,
   V1IntegrationRecord,
   V1Repo,
 } from '../v1-types.ts';
@@ -27,6 +29,18 @@ function toIntegration(row: V1IntegrationsTable): V1IntegrationRecord {
     document: JSON.parse(row.document),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+  };
+}
+
+function toDocument(row: V1DocumentsTable): V1DocumentRecord {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    url: row.url,
+    title: row.title,
+    type: row.type,
+    text: row.text,
+    createdAt: Number(row.created_at),
   };
 }
 
@@ -204,6 +218,41 @@ export class V1Store implements V1Repo {
       .limit(assertLimit(limit))
       .execute();
     return rows.map(toIntegration);
+  }
+
+  async putDocument(record: Omit<V1DocumentRecord, 'id' | 'createdAt'>): Promise<V1DocumentRecord> {
+    const now = this.scope.now;
+    await this.scope.db
+      .deleteFrom('v1_documents')
+      .where('workspace_id', '=', record.workspaceId)
+      .where('url', '=', record.url)
+      .execute();
+    const row: V1DocumentsTable = {
+      id: rowId(now),
+      workspace_id: record.workspaceId,
+      url: record.url,
+      title: record.title,
+      type: record.type,
+      text: record.text,
+      created_at: now,
+    };
+    await this.scope.db.insertInto('v1_documents').values(row).execute();
+    return toDocument(row);
+  }
+
+  async documents(
+    workspaceId: string,
+    options: { limit: number; urls?: readonly string[] },
+  ): Promise<V1DocumentRecord[]> {
+    if (options.urls?.length === 0) return [];
+    let query = this.scope.db
+      .selectFrom('v1_documents')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('id', 'desc')
+      .limit(assertLimit(options.limit));
+    if (options.urls) query = query.where('url', 'in', [...options.urls]);
+    return (await query.execute()).map(toDocument);
   }
 
   async grantAccess(publicKey: string, workspaceId: string): Promise<void> {
