@@ -80,6 +80,9 @@ for (const backend of await backends()) {
 }
 
 for (const deployment of deployments) {
+  // What the callee and the pipeline do on one gateway is the same in every deployment: the separate processes
+  // run what crosses nodes (ringing, conversations, aborts, the ceiling, a killed gateway, the ledger).
+  const pipelineOnly = deployment.name.startsWith('separate') && 'covered by the one-process deployment';
   describe(`sandbox calls end to end (${deployment.name})`, {
     skip: !SphinxTranscriber.available() && 'PocketSphinx is not installed',
   }, () => {
@@ -226,7 +229,9 @@ for (const deployment of deployments) {
       assert.ok(bytes.length > 64_000 * (call.duration_secs - 2), `recording of ${bytes.length} bytes`);
     });
 
-    test('an answering machine ends the call as voicemail, billed for the live seconds', async () => {
+    test('an answering machine ends the call as voicemail, billed for the live seconds', {
+      skip: pipelineOnly,
+    }, async () => {
       const call = await ended((await place('+919876543212')).id);
       assert.equal(call.status, 'voicemail', JSON.stringify(call));
       assert.equal(call.ended_reason, 'voicemail');
@@ -235,7 +240,9 @@ for (const deployment of deployments) {
       assert.deepEqual(await waitForEvents(call.id, 2), ['call.started', 'call.voicemail']);
     });
 
-    test('a callee that hangs up after 2 s completes the call as customer-ended-call', async () => {
+    test('a callee that hangs up after 2 s completes the call as customer-ended-call', {
+      skip: pipelineOnly,
+    }, async () => {
       const call = await ended((await place('+919876543214')).id);
       assert.equal(call.status, 'completed');
       assert.equal(call.ended_reason, 'customer-ended-call');
@@ -260,7 +267,9 @@ for (const deployment of deployments) {
       assert.equal(final.body.status, 'aborted');
     });
 
-    test('a silent callee runs into max_duration_secs: timeout, billed for the whole duration', async () => {
+    test('a silent callee runs into max_duration_secs: timeout, billed for the whole duration', {
+      skip: pipelineOnly,
+    }, async () => {
       const call = await ended((await place('+919876543213', { max_duration_secs: 30 })).id);
       assert.equal(call.status, 'timeout', JSON.stringify(call));
       assert.equal(call.ended_reason, 'exceeded-max-duration');
@@ -268,7 +277,9 @@ for (const deployment of deployments) {
       assert.deepEqual(await waitForEvents(call.id, 2), ['call.failed', 'call.started']);
     });
 
-    test('a silent callee is re-prompted, then the agent says goodbye: completed as silence-timed-out', async () => {
+    test('a silent callee is re-prompted, then the agent says goodbye: completed as silence-timed-out', {
+      skip: pipelineOnly,
+    }, async () => {
       const agent = await api<{ id: string }>('POST', '/v2/agents', {
         body: {
           name: 'Patient Asha',
