@@ -141,6 +141,11 @@ function instructions(root: string, count: number): number {
       '--smc-check=all-non-file',
       `--callgrind-out-file=${out}`,
       process.execPath,
+      // V8 compiles and collects on its own threads, and sizes its heap by the allocation rate it measures over
+      // wall time, which valgrind slows by its own load: predictable mode (one thread, a fixed collection
+      // schedule) makes the count repeat.
+      '--predictable',
+      '--predictable-gc-schedule',
       '--import',
       'tsx',
       fileURLToPath(import.meta.url),
@@ -177,8 +182,8 @@ if (values.inner) {
   try {
     git('worktree', 'add', '--detach', other, against);
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(other, 'node_modules'));
-    const base = perFrame(other);
     const current = perFrame(ROOT);
+    const base = perFrame(other);
     const result = {
       frames,
       against,
