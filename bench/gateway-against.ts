@@ -1,19 +1,21 @@
 /**
- * Instructions per gateway frame pair, counted by callgrind, for this checkout and another revision side by side:
- * one Twilio media message through `MediaSession.receive` with the echo handler (JSON, base64, G.711, 8<->16 kHz,
- * framing, telemetry, outbound pacing; transport a no-op), as bench/gateway-parts.ts times it. Instruction counts
- * do not depend on what else the machine is doing, so two builds compare on a busy machine too, where CPU-time
- * benchmarks of a few per cent mean nothing.
+ * CPU per gateway frame pair, for this checkout and another revision side by side: one Twilio media message
+ * through `MediaSession.receive` with the echo handler (JSON, base64, G.711, 8<->16 kHz, framing, telemetry;
+ * transport a no-op), as bench/gateway-parts.ts times it. Each measurement is a fresh process of one build that
+ * warms up, then times `--frames` messages by its own CPU time (start-up and module loading left out); the builds
+ * take turns for `--rounds` rounds, so a change in the machine's load reaches both, and each build's figure is its
+ * median. The spread of its rounds is the noise.
  *
- *   npm run bench:gateway-instructions -- [--against REV] [--frames 20000] [--json]
+ *   npm run bench:gateway-against -- [--against REV] [--frames 200000] [--rounds 7] [--json]
  *
- * Each build runs twice under `valgrind --tool=callgrind`, with `--frames` and twice as many messages; the
- * difference over `--frames` is the count per frame pair with start-up, module loading and the JIT's warm-up left
- * out. `--against` (default: the first parent of HEAD) is checked out in a temporary git worktree sharing this
+ * `--against` (default: the first parent of HEAD) is checked out in a temporary git worktree sharing this
  * checkout's node_modules. With `--json` the last line is one JSON object.
+ *
+ * (Instruction counts under callgrind were tried first: for Node they vary by tens of per cent between runs of
+ * one build, with the JIT's code placement, so they cannot tell a few per cent apart.)
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -24,7 +26,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
   options: {
     against: { type: 'string', default: 'HEAD^' },
-    frames: { type: 'string', default: '20000' },
+    frames: { type: 'string', default: '200000' },
+    rounds: { type: 'string', default: '7' },
     json: { type: 'boolean', default: false },
     inner: { type: 'boolean', default: false },
     root: { type: 'string' },
@@ -32,12 +35,19 @@ const { values } = parseArgs({
   strict: true,
 });
 const frames = Number(values.frames);
-if (!Number.isSafeInteger(frames) || frames < 1_000 || frames > 1_000_000) {
-  console.error('bench:gateway-instructions: --frames must be a whole number from 1000 to 1000000');
+const rounds = Number(values.rounds);
+if (!Number.isSafeInteger(frames) || frames < 1_000 || frames > 10_000_000) {
+  console.error('bench:gateway-against: --frames must be a whole number from 1000 to 10000000');
   process.exit(2);
 }
+if (!Number.isSafeInteger(rounds) || rounds < 1 || rounds > 50) {
+  console.error('bench:gateway-against: --rounds must be a whole number from 1 to 50');
+  process.exit(2);
+}
+/** Messages before the timed ones: the JIT settles over the first ~10^5 calls. */
+const WARMUP_FRAMES = 100_000;
 
-/** Feeds `count` media messages to one session of the build at `root` (the process valgrind counts). */
+/** Feeds media messages to one session of the build at `root`; prints the CPU µs of each of the last `count`. */
 async function inner(root: string, count: number): Promise<void> {
   const load = (relative: string) => import(pathToFileURL(path.join(root, relative)).href);
   const echoPath = existsSync(path.join(root, 'gateway/testing/echo-handler.ts'))
@@ -123,50 +133,37 @@ async function inner(root: string, count: number): Promise<void> {
     false,
   );
   await new Promise((resolve) => setTimeout(resolve, 10));
-  for (let i = 1; i <= count; i++) {
-    s.receive(media, false);
-    if (i % 50 === 0) s.housekeeping(performance.now());
-  }
+  const feed = (messages: number) => {
+    for (let i = 1; i <= messages; i++) {
+      s.receive(media, false);
+      if (i % 50 === 0) s.housekeeping(performance.now());
+    }
+  };
+  feed(WARMUP_FRAMES);
+  const before = process.cpuUsage();
+  feed(count);
+  const used = process.cpuUsage(before);
   s.close('normal');
   pacer.close();
+  console.log(JSON.stringify({ us_per_frame_pair: (used.user + used.system) / count }));
 }
 
-/** Instructions callgrind counted for `count` messages through the build at `root`. */
-function instructions(root: string, count: number): number {
-  const out = path.join(os.tmpdir(), `callgrind-${process.pid}-${Date.now()}.out`);
+/** One measurement: a fresh process of the build at `root`. */
+function usPerFrame(root: string): number {
   const run = spawnSync(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--smc-check=all-non-file',
-      `--callgrind-out-file=${out}`,
-      process.execPath,
-      // V8 compiles and collects on its own threads, and sizes its heap by the allocation rate it measures over
-      // wall time, which valgrind slows by its own load: predictable mode (one thread, a fixed collection
-      // schedule) makes the count repeat.
-      '--predictable',
-      '--predictable-gc-schedule',
-      '--import',
-      'tsx',
-      fileURLToPath(import.meta.url),
-      '--inner',
-      `--root=${root}`,
-      `--frames=${count}`,
-    ],
-    { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), '--inner', `--root=${root}`, `--frames=${frames}`],
+    { cwd: ROOT, encoding: 'utf8' },
   );
-  if (run.status !== 0) throw new Error(`valgrind failed (${run.status}): ${run.stderr.slice(-2000)}`);
-  const summary = /^summary:\s+(\d+)/m.exec(readFileSync(out, 'utf8'));
-  rmSync(out, { force: true });
-  if (!summary?.[1]) throw new Error('no summary in the callgrind output');
-  return Number(summary[1]);
+  if (run.status !== 0) throw new Error(`the measurement failed (${run.status}): ${run.stderr.slice(-2000)}`);
+  const last = run.stdout.trim().split('\n').at(-1) ?? '';
+  return (JSON.parse(last) as { us_per_frame_pair: number }).us_per_frame_pair;
 }
 
-function perFrame(root: string): number {
-  const once = instructions(root, frames);
-  const twice = instructions(root, 2 * frames);
-  return (twice - once) / frames;
-}
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+};
 
 if (values.inner) {
   await inner(values.root ?? ROOT, frames);
@@ -182,18 +179,29 @@ if (values.inner) {
   try {
     git('worktree', 'add', '--detach', other, against);
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(other, 'node_modules'));
-    const current = perFrame(ROOT);
-    const base = perFrame(other);
+    const theirs: number[] = [];
+    const ours: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      theirs.push(usPerFrame(other));
+      ours.push(usPerFrame(ROOT));
+    }
+    const spread = (values: number[]) =>
+      Number(((Math.max(...values) - Math.min(...values)) / median(values)).toFixed(3));
+    const round3 = (us: number) => Number(us.toFixed(3));
     const result = {
       frames,
+      rounds,
       against,
-      against_instructions_per_frame_pair: Math.round(base),
+      against_us_per_frame_pair: round3(median(theirs)),
+      against_spread: spread(theirs),
       here,
-      instructions_per_frame_pair: Math.round(current),
-      ratio: Number((current / base).toFixed(4)),
+      us_per_frame_pair: round3(median(ours)),
+      spread: spread(ours),
+      ratio: Number((median(ours) / median(theirs)).toFixed(3)),
+      load_average: os.loadavg().map((l) => Number(l.toFixed(2))),
     };
     console.log(
-      `gateway frame pair (callgrind): ${against} ${result.against_instructions_per_frame_pair} instructions, ${here} ${result.instructions_per_frame_pair} (x${result.ratio})`,
+      `gateway frame pair, CPU µs (median of ${rounds} rounds, spread max-min/median): ${against} ${result.against_us_per_frame_pair} (${result.against_spread}), ${here} ${result.us_per_frame_pair} (${result.spread}); ratio ${result.ratio}; load ${result.load_average.join(' ')}`,
     );
     if (values.json) console.log(JSON.stringify(result));
   } finally {
