@@ -223,6 +223,9 @@ async function dial() {
   const platform = await startPlatform('api,gateway,worker', {
     SANDBOX_ANSWER_DELAY_MS: '0',
     BOOTSTRAP_BALANCE_INR: '1000',
+    // The calls are read back a hundred a page.
+    API_RATE_PER_SEC: '100000',
+    API_RATE_BURST: '100000',
   });
   const { base, key } = platform;
   const campaign = await createCampaign(platform, {
