@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from '../clock.ts';
 import type { Coordinator, Unsubscribe } from '../coord/types.ts';
+import { PollLoop } from '../poll-loop.ts';
 import type { CallRecord, Store } from '../store/types.ts';
 import type { Carrier, RingOutcome, RingOutcomeSink } from './carrier.ts';
 import { CALLS_QUEUED_CHANNEL, type CallCommand, onCallCommand } from './control.ts';
@@ -59,47 +60,42 @@ export function settleRingOutcomes(lifecycle: CallLifecycle): RingOutcomeSink {
  * `settleRingOutcomes`. Hang-up commands for ringing calls reach the carrier here.
  */
 export class Dialer {
-  private readonly pollMs: number;
   private readonly reportError: (error: unknown) => void;
-  private running = false;
-  private loop: Promise<void> | undefined;
+  private readonly loop: PollLoop;
+  private started = false;
   private unsubscribers: Unsubscribe[] = [];
-  private wakeSleeper: (() => void) | undefined;
-  private woken = false;
   /** The coordinator state (by when it began) whose slots this dialer rebuilt from the store. */
   private rebuiltState: number | undefined;
   private readonly clock: Clock;
 
   constructor(private readonly options: DialerOptions) {
-    this.pollMs = options.pollMs ?? POLL_MS;
     this.clock = options.clock ?? systemClock;
     this.reportError = options.reportError ?? (() => {});
+    this.loop = new PollLoop(() => this.pass(), options.pollMs ?? POLL_MS, this.reportError);
   }
 
   async start(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
+    if (this.started) return;
+    this.started = true;
     this.unsubscribers = [
       await this.options.coord.subscribe(CALLS_QUEUED_CHANNEL, () => this.wake()),
       await onCallCommand(this.options.coord, (command) => {
         if (command.type === 'hangup') void this.hangUp(command);
       }),
     ];
-    this.loop = this.run();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    await this.loop;
+    this.started = false;
+    await this.loop.stop();
     await Promise.allSettled(this.unsubscribers.map((unsubscribe) => unsubscribe()));
     this.unsubscribers = [];
   }
 
   /** Look at the queue now. */
   wake(): void {
-    this.woken = true;
-    this.wakeSleeper?.();
+    this.loop.wake();
   }
 
   /**
@@ -110,7 +106,7 @@ export class Dialer {
     let dialled = 0;
     await this.rebuildLostSlots();
     for (const workspaceId of await this.options.store.calls.workspacesWithQueued()) {
-      if (!this.running && this.loop) break;
+      if (this.loop.stopping) break;
       try {
         dialled += await this.dialWorkspace(workspaceId);
       } catch (error) {
@@ -138,18 +134,6 @@ export class Dialer {
       if (!current || isTerminal(current.status)) await slots.release(call.workspaceId, call.id);
     }
     this.rebuiltState = since;
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      this.woken = false;
-      try {
-        await this.pass();
-      } catch (error) {
-        this.reportError(error);
-      }
-      if (!this.woken && this.running) await this.sleep(this.pollMs);
-    }
   }
 
   private async dialWorkspace(workspaceId: string): Promise<number> {
@@ -253,18 +237,5 @@ export class Dialer {
     } catch (error) {
       this.reportError(error);
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        self.wakeSleeper = undefined;
-        resolve();
-      }
-      this.wakeSleeper = done;
-    });
   }
 }

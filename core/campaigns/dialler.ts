@@ -7,6 +7,7 @@ import { type Clock, systemClock } from '../clock.ts';
 import type { Coordinator, Lock, Unsubscribe } from '../coord/types.ts';
 import { ApiError } from '../errors.ts';
 import type { AnnounceEvents } from '../events/announce.ts';
+import { PollLoop } from '../poll-loop.ts';
 import {
   type ActiveCampaign,
   type CampaignRecord,
@@ -84,7 +85,6 @@ export interface PassReport {
  * none of its calls is out, since a settling call may free enough. A pool at its pace makes the campaign wait.
  */
 export class CampaignDialler {
-  private readonly pollMs: number;
   private readonly lockTtlMs: number;
   private readonly clock: Clock;
   private readonly prices: PriceTable;
@@ -95,37 +95,34 @@ export class CampaignDialler {
    * the campaign's calls (each one exactly once), so a pass never sums every call the campaign ever placed.
    */
   private readonly spent = new Map<string, number>();
-  private running = false;
-  private loop: Promise<void> | undefined;
+  private readonly loop: PollLoop;
+  private started = false;
   private unsubscribers: Unsubscribe[] = [];
-  private wakeSleeper: (() => void) | undefined;
-  private woken = false;
 
   constructor(private readonly options: CampaignDiallerOptions) {
-    this.pollMs = options.pollMs ?? POLL_MS;
     this.lockTtlMs = options.leaderLockTtlMs ?? LEADER_LOCK_TTL_MS;
     this.clock = options.clock ?? systemClock;
     this.prices = options.prices ?? DEFAULT_PRICES;
     this.reportError = options.reportError ?? (() => {});
+    this.loop = new PollLoop(() => this.pass(), options.pollMs ?? POLL_MS, this.reportError);
   }
 
   async start(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
+    if (this.started) return;
+    this.started = true;
     const { coord } = this.options;
     // A start, and a freed live-call slot (a call ended: its contact can be settled, another placed).
     this.unsubscribers = [
       await coord.subscribe(CAMPAIGNS_STARTED_CHANNEL, () => this.wake()),
       await coord.subscribe(CALLS_QUEUED_CHANNEL, () => this.wake()),
     ];
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Stops leading: the locks are given up so that a standby takes the campaigns over at once. */
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    await this.loop;
+    this.started = false;
+    await this.loop.stop();
     await Promise.allSettled(this.unsubscribers.map((unsubscribe) => unsubscribe()));
     this.unsubscribers = [];
     await Promise.allSettled([...this.leads.values()].map((lock) => lock.release()));
@@ -133,8 +130,7 @@ export class CampaignDialler {
   }
 
   wake(): void {
-    this.woken = true;
-    this.wakeSleeper?.();
+    this.loop.wake();
   }
 
   /** One pass over every campaign with work; the campaigns this node does not lead are skipped. */
@@ -150,7 +146,7 @@ export class CampaignDialler {
       }
     }
     for (const campaign of active) {
-      if (!this.running && this.loop) break;
+      if (this.loop.stopping) break;
       try {
         const lock = await this.lead(campaign);
         if (!lock) continue;
@@ -381,31 +377,6 @@ export class CampaignDialler {
     if (settled) {
       this.options.onDecision?.({ campaignId: campaign.id, workspaceId: campaign.workspaceId, what });
     }
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      this.woken = false;
-      try {
-        await this.pass();
-      } catch (error) {
-        this.reportError(error);
-      }
-      if (!this.woken && this.running) await this.sleep(this.pollMs);
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        self.wakeSleeper = undefined;
-        resolve();
-      }
-      this.wakeSleeper = done;
-    });
   }
 }
 
