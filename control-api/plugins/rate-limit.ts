@@ -10,13 +10,12 @@ import { ApiError } from '../../core/errors.ts';
  * answering (reads come from the database, new calls wait queued), and a client spreading its requests over N
  * nodes gets at most N times its rate until Redis is back.
  */
-export function registerRateLimit(
-  app: FastifyInstance,
+export function keyRateLimiter(
   coord: Coordinator,
   limits: { ratePerSec: number; burst: number },
-): void {
+): (key: string) => Promise<RateLimitResult> {
   const local = new MemoryCoordinator();
-  const take = async (key: string): Promise<RateLimitResult> => {
+  return async (key) => {
     try {
       return await coord.rateLimit(key, limits.ratePerSec, limits.burst);
     } catch (error) {
@@ -24,6 +23,15 @@ export function registerRateLimit(
       return local.rateLimit(key, limits.ratePerSec, limits.burst);
     }
   };
+}
+
+/** The v2 product's per-key limit (see `keyRateLimiter`), answering `429 rate_limited` in the v2 envelope. */
+export function registerRateLimit(
+  app: FastifyInstance,
+  coord: Coordinator,
+  limits: { ratePerSec: number; burst: number },
+): void {
+  const take = keyRateLimiter(coord, limits);
   app.addHook('preHandler', async (request, reply) => {
     const auth = request.auth;
     if (!auth) return;

@@ -1,14 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { MemoryCoordinator } from '../../../core/coord/memory.ts';
-import type { Coordinator, RateLimitResult } from '../../../core/coord/types.ts';
+import type { Coordinator } from '../../../core/coord/types.ts';
 import { isCoordinatorUnavailable } from '../../../core/coord/unavailable.ts';
 import { ApiError, isApiError } from '../../../core/errors.ts';
 import type { Store } from '../../../core/store/types.ts';
 import { isStoreUnavailable } from '../../../core/store/unavailable.ts';
 import type { V1Keys } from '../../../core/v1/keys.ts';
 import { parseOrThrow } from '../../http/validation.ts';
+import { keyRateLimiter } from '../../plugins/rate-limit.ts';
 
 /** Who a v1 request is: the organization's public key and the workspace it addresses. */
 export interface V1Auth {
@@ -125,15 +125,7 @@ export function registerV1RateLimit(
   coord: Coordinator,
   limits: { ratePerSec: number; burst: number },
 ): void {
-  const local = new MemoryCoordinator();
-  const take = async (key: string): Promise<RateLimitResult> => {
-    try {
-      return await coord.rateLimit(key, limits.ratePerSec, limits.burst);
-    } catch (error) {
-      if (!isCoordinatorUnavailable(error)) throw error;
-      return local.rateLimit(key, limits.ratePerSec, limits.burst);
-    }
-  };
+  const take = keyRateLimiter(coord, limits);
   app.addHook('preHandler', async (request) => {
     const auth = request.v1Auth;
     if (!auth) return;
