@@ -14,7 +14,7 @@ import { FailureCount, type FailureStage, fallbackLine } from './fallback.ts';
 import { type LatencyAccount, LatencyLog } from './latency.ts';
 import type { PlayoutSink } from './playout.ts';
 import type { CallRecorder } from './recorder.ts';
-import { generateReply, type Speaker } from './reply.ts';
+import { generateReply, type Speaker, type TurnKnowledge } from './reply.ts';
 import { repromptLine, type SilenceAction, SilenceWatch, silenceGoodbyeLine } from './silence.ts';
 import { ToolRuns } from './tool-runs.ts';
 import { Transcript, type TranscriptTurn } from './transcript.ts';
@@ -116,6 +116,8 @@ export interface SessionOptions {
    * (`capabilities.choosesTools`), they are not offered to the model.
    */
   tools?: OnCallTools;
+  /** Knowledge base passages given to the model with each caller turn (see TurnKnowledge). */
+  knowledge?: TurnKnowledge;
   onEvent?: (event: SessionEvent) => void;
   /**
    * Each turn's latency; `account` has the terms the overhead leaves out, for checking it (benchmarks);
@@ -508,6 +510,7 @@ export class CallSession {
       wallNow: () => this.time.wallNow(),
       onAction: (action) => this.onAction(action),
       ...(this.tools ? { tools: this.tools } : {}),
+      ...(this.options.knowledge ? { knowledge: this.options.knowledge } : {}),
     });
     if (turn.controller.signal.aborted) return;
     const latency = result.failure || !caller ? null : this.latency.record(caller, result.timings);

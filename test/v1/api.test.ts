@@ -9,6 +9,9 @@ import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Clock } from '../../core/clock.ts';
+import { callKnowledge } from '../../core/v1/knowledge.ts';
+import { KNOWLEDGE_PER_TURN_NOTE } from '../../core/v1/mapping.ts';
+import { minimalPdf } from '../../core/v1/testing/pdf.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
 import { backends, client, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { hostRequest, V1_HOST, type V1Keys, v1Client } from './support.ts';
@@ -107,6 +110,11 @@ const SHOPIFY_INTEGRATION = {
     },
   ],
 };
+
+const PDF_LINES = [
+  'Cash on delivery orders pay a fee of 49 rupees at the door.',
+  'Orders converted to prepaid before dispatch pay no fee.',
+];
 
 async function createIntegration(v1: ReturnType<typeof v1Client>): Promise<void> {
   const r = await v1('POST', '/v1/admin/tools/create', { body: SHOPIFY_INTEGRATION });
@@ -569,6 +577,8 @@ describe('legacy v1 API (sqlite+memory)', () => {
         )}<p>Prepaid orders paid through the payment link get a &amp; 5% cashback instead of the COD fee.</p></body></html>`,
     };
     const server = http.createServer((req, res) => {
+      if (req.url === '/cod.pdf')
+        return res.writeHead(200, { 'content-type': 'application/pdf' }).end(minimalPdf(PDF_LINES));
       const page = pages[req.url ?? ''];
       if (!page) return res.writeHead(404).end();
       res
@@ -591,16 +601,24 @@ describe('legacy v1 API (sqlite+memory)', () => {
         body: { url: `${base}/handbook.html`, title: 'Handbook', type: 'html' },
       });
       assert.equal(handbook.status, 201, handbook.text);
-      const pdf = await v1('POST', '/v1/admin/knowledge-base/upload', {
-        body: { url: `${base}/x.pdf`, title: 'X', type: 'pdf' },
+      const pdf = await v1<{ data: { characters: number; type: string } }>(
+        'POST',
+        '/v1/admin/knowledge-base/upload',
+        { body: { url: `${base}/cod.pdf`, title: 'COD policy', type: 'pdf' } },
+      );
+      assert.equal(pdf.status, 201, pdf.text);
+      assert.deepEqual([pdf.body.data.type, pdf.body.data.characters], ['pdf', PDF_LINES.join('\n').length]);
+      const notPdf = await v1('POST', '/v1/admin/knowledge-base/upload', {
+        body: { url: `${base}/returns.txt`, title: 'X', type: 'pdf' },
       });
-      assert.deepEqual([pdf.status, pdf.body.code], [400, 400]);
+      assert.deepEqual([notPdf.status, notPdf.body.code], [400, 400]);
+      assert.match(String(notPdf.body.message), /not a PDF/);
       const missing = await v1('POST', '/v1/admin/knowledge-base/upload', {
         body: { url: `${base}/nope.txt`, title: 'X', type: 'txt' },
       });
       assert.match(String(missing.body.message), /HTTP 404/);
       const listed = await v1<{ data: Array<{ title: string }> }>('GET', '/v1/admin/knowledge-base/list');
-      assert.deepEqual(listed.body.data.map((d) => d.title).sort(), ['Handbook', 'Returns']);
+      assert.deepEqual(listed.body.data.map((d) => d.title).sort(), ['COD policy', 'Handbook', 'Returns']);
 
       const assistant = await create({
         name: 'Prepaid',
@@ -618,10 +636,36 @@ describe('legacy v1 API (sqlite+memory)', () => {
       const agent = await v2<{ system_prompt: string }>('GET', `/v2/agents/${assistant._id}`);
       const prompt = agent.body.system_prompt;
       assert.ok(prompt.length <= 8_000, `prompt of ${prompt.length} characters`);
-      assert.ok(prompt.includes('Returns are accepted within 7 days'), 'the short document is in the prompt');
-      assert.ok(prompt.includes('payment link get a & 5% cashback'), 'the passage that matters is retrieved');
-      assert.ok(!prompt.includes('var x'), 'scripts are not text');
-      assert.ok(!prompt.includes('Section 199:'), 'what does not fit is left out');
+      assert.ok(prompt.includes('Q: Can I pay by UPI?\nA: Yes.'), 'the FAQ is in the prompt');
+      assert.ok(prompt.includes(KNOWLEDGE_PER_TURN_NOTE), 'the rest is retrieved per caller turn');
+      assert.ok(
+        !prompt.includes('Section 199:'),
+        'documents over the budget are not truncated into the prompt',
+      );
+      // What a call on this assistant retrieves for a caller's question (per turn: test/v1/knowledge-call.test.ts).
+      const knowledge = await callKnowledge(p.platform.store, keys.workspace, assistant._id, prompt);
+      assert.ok(knowledge && knowledge.passages > 200, 'every passage is indexed');
+      assert.deepEqual(
+        knowledge.passagesFor('Is there any cashback if I pay by the payment link?').slice(0, 1),
+        [
+          '[Handbook] Prepaid orders paid through the payment link get a & 5% cashback instead of the COD fee.',
+        ],
+      );
+      assert.deepEqual(knowledge.passagesFor('how many days for returns?').slice(0, 1), [
+        '[Returns] Returns are accepted within 7 days of delivery.',
+      ]);
+      assert.ok(!knowledge.passagesFor('var x').some((t) => t.includes('var x')), 'scripts are not text');
+
+      const withPdf = await create({
+        name: 'COD',
+        variant: { type: 'cod_to_prepaid', config: {} },
+        knowledgeBase: { documents: [{ url: `${base}/cod.pdf`, title: 'COD policy', type: 'pdf' }], faq: [] },
+      });
+      const pdfAgent = await v2<{ system_prompt: string }>('GET', `/v2/agents/${withPdf._id}`);
+      assert.ok(
+        pdfAgent.body.system_prompt.includes(`[COD policy] ${PDF_LINES[0]}`),
+        'the PDF text fits whole',
+      );
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
