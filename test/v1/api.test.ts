@@ -204,6 +204,44 @@ describe('legacy v1 API (sqlite+memory)', () => {
     assert.deepEqual([v1WithV2Key.status, v1WithV2Key.body.code], [401, 401]);
   });
 
+  test("answers given before v1's routes are in v1's shape on the v1 host, and v2's on the v2 host", async () => {
+    const v1Shape = (r: { status: number; body: Record<string, unknown> }, status: number) => {
+      assert.equal(r.status, status, JSON.stringify(r.body));
+      assert.deepEqual(Object.keys(r.body).sort(), ['code', 'message'], JSON.stringify(r.body));
+      assert.equal(r.body.code, status);
+    };
+    const badUrl = '/v1/admin/assistant/get/%E0%A4%A';
+    v1Shape(await v1('GET', badUrl), 400);
+    const v2BadUrl = await hostRequest(p.url, 'GET', badUrl);
+    assert.equal(v2BadUrl.status, 400);
+    assert.deepEqual(Object.keys(v2BadUrl.body), ['error']);
+    v1Shape(await v1('GET', `/v1/admin/assistant/get/agt_${'x'.repeat(300)}`), 400);
+    v1Shape(await v1('DELETE', '/v1/admin/assistant/list'), 404);
+    v1Shape(
+      await v1('POST', '/v1/admin/assistant/create', { headers: { expect: 'something-else' }, body: {} }),
+      400,
+    );
+    const tooLarge = await v1('POST', '/v1/admin/assistant/create', {
+      rawBody: JSON.stringify({ name: 'x'.repeat(1_100_000) }),
+    });
+    v1Shape(tooLarge, 400);
+    assert.match(String(tooLarge.body.message), /limit/);
+    v1Shape(
+      await v1('POST', '/v1/admin/assistant/create', {
+        rawBody: 'name=x',
+        headers: { 'content-type': 'text/plain' },
+      }),
+      400,
+    );
+    v1Shape(
+      await v1('POST', '/v1/admin/assistant/create', {
+        rawBody: '',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+    );
+  });
+
   test('every Assistant field round-trips through create, get and list', async () => {
     const created = await create(FULL_ASSISTANT);
     assert.match(created._id, /^agt_/);
@@ -738,6 +776,17 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Bytes written as they are to a fresh connection; what comes back until the server closes it. */
+function rawExchange(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', reject);
+  });
+}
+
 describe('legacy v1 on its own port, and its rate limit (sqlite+memory)', () => {
   test('V1_PORT serves v1 whatever the Host; over the rate, 429 in the v1 body with Retry-After', async () => {
     const port = await freePort();
@@ -772,6 +821,17 @@ describe('legacy v1 on its own port, and its rate limit (sqlite+memory)', () => 
       }
       const v2Path = await v1('/v2/agents');
       assert.deepEqual([v2Path.status, v2Path.body.code], [404, 404]);
+      // What Node refuses before any route is told in v1's shape on the v1 port.
+      for (const raw of [
+        'NOT HTTP AT ALL\r\n\r\n',
+        `GET /v1/admin/assistant/list HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      ]) {
+        const answer = await rawExchange(port, raw);
+        assert.match(answer, /^HTTP\/1\.1 400 /, answer);
+        const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+        assert.deepEqual(Object.keys(body).sort(), ['code', 'message']);
+        assert.equal(body.code, 400);
+      }
       const answers = [];
       for (let i = 0; i < 4; i += 1) answers.push(await v1('/v1/admin/assistant/list'));
       const limited = answers.find((r) => r.status === 429);
