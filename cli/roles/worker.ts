@@ -14,6 +14,7 @@ import { Pacer } from '../../core/telephony/pacing.ts';
 import { NumberRenewals } from '../../core/telephony/renewals.ts';
 import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { PreCallTools } from '../../core/tools/pre-call.ts';
+import { v1DialRule } from '../../core/v1/call-settings.ts';
 import { V1Keys } from '../../core/v1/keys.ts';
 import type { SandboxCarrier } from '../../gateway/carriers/sandbox/originate.ts';
 import { simulateCall } from '../../pipeline/flow-tests/simulate.ts';
@@ -54,6 +55,8 @@ export async function startWorkerRole(
   const dialer = new Dialer({
     store: parts.store,
     beforeDial: (call) => preCall.prepare(call),
+    // Legacy v1 assistants' calling hours and concurrency hold their calls in the queue.
+    mayDial: v1DialRule(parts.store, parts.clock),
     coord: parts.coord,
     lifecycle: parts.lifecycle,
     slots: parts.slots,

@@ -66,6 +66,8 @@ export interface V1Repo {
   claimUpdate(workspaceId: string, agentId: string, cooldownMs: number): Promise<boolean>;
   insertCall(record: Omit<V1CallRecord, 'createdAt' | 'updatedAt'>): Promise<V1CallRecord>;
   call(workspaceId: string, callId: string): Promise<V1CallRecord | undefined>;
+  /** Calls placed through v1 with this assistant that are live (dialing or in progress). */
+  countLiveCalls(workspaceId: string, agentId: string): Promise<number>;
   updateCall(workspaceId: string, callId: string, change: V1CallChange): Promise<V1CallRecord | undefined>;
   /** Writes an integration (a new one, or over the one of that id). */
   putIntegration(

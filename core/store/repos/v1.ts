@@ -1,3 +1,4 @@
+import { LIVE_CALL_STATUSES } from '../call-types.ts';
 import type { V1AssistantsTable, V1CallsTable, V1DocumentsTable, V1IntegrationsTable } from '../db.ts';
 import { rowId } from '../keys.ts';
 import { assertLimit } from '../page.ts';
@@ -145,6 +146,19 @@ export class V1Store implements V1Repo {
       .where('call_id', '=', callId)
       .executeTakeFirst();
     return row ? toCall(row) : undefined;
+  }
+
+  async countLiveCalls(workspaceId: string, agentId: string): Promise<number> {
+    const row = await this.scope.db
+      .selectFrom('v1_calls')
+      .innerJoin('calls', 'calls.id', 'v1_calls.call_id')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('v1_calls.workspace_id', '=', workspaceId)
+      .where('calls.workspace_id', '=', workspaceId)
+      .where('calls.agent_id', '=', agentId)
+      .where('calls.status', 'in', LIVE_CALL_STATUSES)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   async updateCall(
