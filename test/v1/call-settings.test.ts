@@ -1,8 +1,9 @@
 /**
  * A v1 assistant's `callSettings` on the calls it places, end to end (api, gateway and worker in one process,
  * the sandbox carrier): `concurrentCallCount` 1 dials its second call only once the first has ended, and
- * `slots` keep a call queued (`initiate`) until the assistant's clock enters them, moved there by the injectable
- * clock rather than by waiting.
+ * `slots` keep a call queued (`initiate`) until the assistant's clock enters them, and `retryProtocol` places an
+ * unanswered call again once `reAttemptPeriod` has passed, up to `maxAttemptsNoPickup` attempts; time moved by
+ * the injectable clock rather than waited for.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -27,7 +28,7 @@ function kolkata(instant: number): string {
   return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
 }
 
-describe("a v1 assistant's calling hours and concurrency hold its calls in the queue (sqlite+memory)", () => {
+describe("a v1 assistant's calling hours, concurrency and retries on the calls it places (sqlite+memory)", () => {
   let p: TestPlatform;
   let v1: ReturnType<typeof v1Client>;
   let v2: ReturnType<typeof client>;
@@ -37,7 +38,10 @@ describe("a v1 assistant's calling hours and concurrency hold its calls in the q
   before(async () => {
     p = await startTestPlatform(
       { name: 'sqlite+memory' },
-      { env: { ROLES: 'api,gateway,worker', V1_HOST, ALLOW_PRIVATE_WEBHOOKS: '1' }, clock },
+      {
+        env: { ROLES: 'api,gateway,worker', V1_HOST, ALLOW_PRIVATE_WEBHOOKS: '1', SANDBOX_RING_MS: '300' },
+        clock,
+      },
     );
     const workspace = await provisionWorkspace(p.platform.store, {
       name: 'Shop',
@@ -105,5 +109,29 @@ describe("a v1 assistant's calling hours and concurrency hold its calls in the q
     offsetMs += 2 * HOUR_MS + 5 * 60_000;
     const [done] = await ended([held]);
     assert.equal(done?.status, 'failed', 'dialled (the carrier of a number ending in 5 fails every call)');
+  });
+
+  test('retryProtocol: an unanswered call is placed again after reAttemptPeriod, up to maxAttemptsNoPickup', async () => {
+    const id = await assistant({ retryProtocol: { maxAttemptsNoPickup: 2, reAttemptPeriod: 1 } });
+    const ofAssistant = async () =>
+      (
+        await v2<{ data: Array<{ id: string; agent_id: string; status: string }> }>(
+          'GET',
+          '/v2/calls?limit=100',
+        )
+      ).body.data.filter((c) => c.agent_id === id);
+    // The sandbox callee of a number ending in 1 never answers (it rings SANDBOX_RING_MS).
+    const first = await initiate(id, '+919876543211');
+    const [a] = await ended([first]);
+    assert.equal(a?.status, 'no_answer');
+    const retry = (await ofAssistant()).find((c) => c.id !== first);
+    assert.ok(retry, 'the retry is placed with the settlement');
+    await sleep(1_500);
+    assert.equal((await call(retry.id)).status, 'queued', 'the retry waits its reAttemptPeriod (1 minute)');
+    offsetMs += 61_000;
+    const [b] = await ended([retry.id]);
+    assert.equal(b?.status, 'no_answer');
+    await sleep(1_500);
+    assert.equal((await ofAssistant()).length, 2, 'two attempts, no more');
   });
 });

@@ -4,6 +4,7 @@ import { rowId } from '../keys.ts';
 import { assertLimit } from '../page.ts';
 import type { Scope } from '../scope.ts';
 import type {
+  NewV1Call,
   V1AssistantRecord,
   V1CallChange,
   V1CallRecord,
@@ -54,6 +55,9 @@ function toCall(row: V1CallsTable): V1CallRecord {
     metadata: row.metadata === null ? null : JSON.parse(row.metadata),
     payload: JSON.parse(row.payload) as JsonObject,
     priority: row.priority,
+    attempt: row.attempt,
+    retryOf: row.retry_of,
+    notBefore: row.not_before === null ? null : Number(row.not_before),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -120,7 +124,7 @@ export class V1Store implements V1Repo {
     return (await this.assistant(workspaceId, agentId)) === undefined;
   }
 
-  async insertCall(record: Omit<V1CallRecord, 'createdAt' | 'updatedAt'>): Promise<V1CallRecord> {
+  async insertCall(record: NewV1Call): Promise<V1CallRecord> {
     const now = this.scope.now;
     const row: V1CallsTable = {
       call_id: record.callId,
@@ -131,6 +135,9 @@ export class V1Store implements V1Repo {
         record.metadata === null || record.metadata === undefined ? null : JSON.stringify(record.metadata),
       payload: JSON.stringify(record.payload),
       priority: record.priority,
+      attempt: record.attempt ?? 1,
+      retry_of: record.retryOf ?? null,
+      not_before: record.notBefore ?? null,
       created_at: now,
       updated_at: now,
     };
