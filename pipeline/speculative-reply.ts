@@ -206,7 +206,10 @@ export class SpeculativeReplies {
     const words = normalizeWords(text);
     const current = this.current;
     if (current && current.words === words && current.basis === basis && !current.failed) return;
-    if (current) this.drop(current.basis === basis ? 'words_changed' : 'conversation_changed');
+    if (current) {
+      const sameWords = current.words === words && current.basis === basis;
+      this.drop(sameWords ? 'failed' : current.basis === basis ? 'words_changed' : 'conversation_changed');
+    }
     this.current = new Speculation(words, basis, this.start, text);
     this.counts.started++;
     this.onOutcome?.('started');
