@@ -526,7 +526,8 @@ export class CallSession {
   private onVoicemail(evidence: VoicemailEvidence[], action: VoicemailAction): void {
     if (this.ending) return;
     this.emit({ type: 'voicemail_detected', atMs: this.time.audioMs, action, evidence });
-    // Whatever the agent was saying, the machine was not listening.
+    // Whatever the agent was saying, or was about to, the machine was not listening.
+    this.early.withdraw('stopped');
     this.voice.stop(true);
     if (action === 'hangup') this.end('voicemail');
   }
