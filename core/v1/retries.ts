@@ -29,7 +29,8 @@ export async function retryAfterNoPickup(
   ended: CallRecord,
   now: number,
 ): Promise<CallRecord | undefined> {
-  if (!NO_PICKUP.has(ended.status)) return undefined;
+  // Only phone calls are placed again: a browser that did not join is not a number that did not pick up.
+  if (!NO_PICKUP.has(ended.status) || ended.channel !== 'phone') return undefined;
   const v1 = await repos.v1.call(ended.workspaceId, ended.id);
   if (!v1) return undefined;
   const record = await repos.v1.assistant(ended.workspaceId, ended.agentId);
