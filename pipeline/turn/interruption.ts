@@ -19,8 +19,15 @@ import { findStopPhrase, isBackchannel, normalizeWords } from './lexicon.ts';
  * With interruptions `off`, or a reply that is not interruptible (a flow node's `allow_interrupt: false`),
  * caller speech is only reported as `ignored`. Every event carries the episode, the reason and the evidence.
  *
- * The trade-off: the agent's audio stops only on evidence that the caller takes the turn, so an interruption
- * whose first word the STT gives late stops that much later; voice alone stops it after `sustainedSpeechMs`.
+ * Words count from the speech they belong to: interim words the STT gives before the VAD confirms the
+ * caller's voice (`minSpeechMs` later, or more on a busy node) are kept and decide the episode as it opens.
+ *
+ * The trade-off: the agent's audio stops only on evidence that the caller takes the turn. A backchannel and
+ * the start of a real interruption are both a few hundred ms of voice with no word yet (a streaming STT names
+ * a word about 150 ms after its audio: "okay" once it is over, "Actually" of "Actually I need..." 400-500 ms
+ * after the caller began), so nothing before the first word tells them apart: at the default mode an
+ * interruption stops at its first non-backchannel word, or after `sustainedSpeechMs` of voice (650 ms); at
+ * `high` voice alone stops it after 325 ms, and backchannels longer than that stop the agent too.
  *
  * A pure state machine: time is ms of audio, given with every input; `tick` lets time pass.
  */
