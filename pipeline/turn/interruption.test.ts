@@ -256,6 +256,17 @@ const cases: Case[] = [
     expect: ['heard:caller_speech@1650', 'ignored_backchannel:backchannel@1700', 'resumed:backchannel@1700'],
   },
   {
+    name: 'a backchannel whose final came before a late VAD resumes as soon as the caller is quiet',
+    steps: [
+      agentStart(0),
+      speechStart(1000, 700),
+      partial(1450, 'haan'),
+      final(1600, 'Haan.'),
+      speechEnd(1600),
+    ],
+    expect: ['heard:caller_speech@1700', 'ignored_backchannel:backchannel@1700', 'resumed:backchannel@1700'],
+  },
+  {
     name: 'interim words from before the speech began (the previous utterance) are not its words',
     steps: [agentStart(0), partial(900, 'what about'), speechStart(1000), speechEnd(1200), tick(2500)],
     expect: ['heard:caller_speech@1250', 'resumed:false_interruption@2500'],

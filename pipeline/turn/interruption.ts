@@ -155,7 +155,7 @@ export class InterruptionPolicy {
    * caller's first word before the VAD confirms their voice (a VAD behind on a busy node, its `minSpeechMs`).
    * An episode that opens on speech begun before they came takes them at once.
    */
-  #early: { text: string; atMs: number } | null = null;
+  #early: { text: string; atMs: number; final: boolean } | null = null;
   #nowMs = 0;
 
   constructor(settings: InterruptionSettings) {
@@ -249,8 +249,8 @@ export class InterruptionPolicy {
       // A final with no interim before it is the end of the caller's previous turn; one after an interim
       // completes the words of the speech in progress.
       if (!listening) this.#early = null;
-      else if (event.type === 'partial') this.#early = { text, atMs: this.#nowMs };
-      else if (this.#early) this.#early.text = text;
+      else if (event.type === 'partial') this.#early = { text, atMs: this.#nowMs, final: false };
+      else if (this.#early) Object.assign(this.#early, { text, final: true });
       return [];
     }
     if (event.type === 'partial') {
@@ -313,8 +313,11 @@ export class InterruptionPolicy {
     const early = this.#early;
     this.#early = null;
     if (early && early.atMs >= startMs) {
-      episode.partial = early.text;
-      episode.settled = false;
+      if (early.final) episode.finals.push(early.text);
+      else {
+        episode.partial = early.text;
+        episode.settled = false;
+      }
     }
     if (!this.#enabled()) {
       const reason = this.thresholdMs === null ? 'interruptions_off' : 'not_interruptible';
