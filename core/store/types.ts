@@ -8,9 +8,9 @@ import type { CampaignRepo } from './campaign-types.ts';
 import type { DncRepo } from './dnc-types.ts';
 import type { FlowJobRepo } from './flow-job-types.ts';
 import type { SpeechRepo } from './speech-types.ts';
-import type { TranscriptionRepo } from './transcription-types.ts';
 import type { PhoneNumberRepo, PhonePoolRepo, TelephonyRepo } from './telephony-types.ts';
 import type { ToolRunRepo, ToolSecretRepo } from './tool-types.ts';
+import type { TranscriptionRepo } from './transcription-types.ts';
 import type { V1Repo } from './v1-types.ts';
 import type { JsonObject, Page } from './values.ts';
 

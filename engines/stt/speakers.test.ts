@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { concat, espeak, espeakInstalled, silence } from './testing/speech.ts';
 import { separateSpeakers } from './speakers.ts';
+import { concat, espeak, espeakInstalled, silence } from './testing/speech.ts';
 
 const LINES = [
   'hello, thank you for calling the clinic',

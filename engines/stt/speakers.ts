@@ -153,9 +153,7 @@ function kMeans(points: ReadonlyArray<readonly [number, number]>, order: number[
   ];
   let labels = points.map(() => 0);
   for (let round = 0; round < 50; round++) {
-    const next = points.map((p) =>
-      distance(p, centres[0]!) <= distance(p, centres[1]!) ? 0 : 1,
-    );
+    const next = points.map((p) => (distance(p, centres[0]!) <= distance(p, centres[1]!) ? 0 : 1));
     const same = next.every((l, i) => l === labels[i]);
     labels = next;
     centres = [0, 1].map((c) => {

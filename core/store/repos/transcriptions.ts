@@ -172,7 +172,11 @@ export class TranscriptionStore implements TranscriptionRepo {
   ): Promise<boolean> {
     const result = await this.scope.db
       .updateTable('transcriptions')
-      .set({ duration_ms: Math.round(audio.durationMs), channels: audio.channels, updated_at: this.scope.now })
+      .set({
+        duration_ms: Math.round(audio.durationMs),
+        channels: audio.channels,
+        updated_at: this.scope.now,
+      })
       .where('id', '=', id)
       .where('status', '=', 'running')
       .where('lease_owner', '=', owner)
