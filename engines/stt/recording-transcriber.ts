@@ -67,7 +67,9 @@ export async function transcribeWithSpeakers(
   engines: { stt: SpeechToText; vad: VoiceActivityDetector },
   language: string,
 ): Promise<TranscribedRecording> {
-  const segments = await transcribeRecording(audio, engines, language);
+  // Turns the engine hears as nothing still show whose voice they are in; they are dropped after.
+  const turns = await transcribeRecording(audio, engines, language, { keepUnheard: true });
+  const segments = turns.filter((s) => s.text !== '');
   if (audio.channels.length === 2) {
     return {
       status: 'completed',
@@ -84,13 +86,15 @@ export async function transcribeWithSpeakers(
   const speakers = separateSpeakers(
     audio.channels[0] ?? new Int16Array(0),
     audio.sampleRate,
-    segments.map((s) => [s.startMs, s.endMs] as const),
+    turns.map((s) => [s.startMs, s.endMs] as const),
   );
+  const heard = turns.flatMap((s, i) => (s.text === '' ? [] : [{ ...s, label: speakers.labels[i] ?? 0 }]));
+  const separated = speakers.separated && new Set(heard.map((s) => s.label)).size === 2;
   return {
-    status: speakers.separated ? 'completed' : 'degraded',
-    speakersMethod: speakers.separated ? 'voice_clusters' : 'none',
-    segments: segments.map((s, i) => ({
-      speaker: `speaker_${(speakers.separated ? (speakers.labels[i] ?? 0) : 0) + 1}`,
+    status: separated ? 'completed' : 'degraded',
+    speakersMethod: separated ? 'voice_clusters' : 'none',
+    segments: heard.map((s) => ({
+      speaker: `speaker_${(separated ? s.label : 0) + 1}`,
       startMs: Math.round(s.startMs),
       endMs: Math.round(s.endMs),
       text: s.text,

@@ -43,10 +43,11 @@ export function recordingFormat(
   const head = Buffer.from(bytes.subarray(0, 4)).toString('latin1');
   if (head === 'RIFF') return 'wav';
   if (head === 'OggS') return 'ogg';
-  if (head.startsWith('ID3') || (bytes.length > 1 && bytes[0] === 0xff && (bytes[1]! & 0xe0) === 0xe0))
-    return 'mp3';
+  // Raw mu-law has no header (its silence is 0xFF bytes, which look like an MP3 frame's sync): the type decides.
   if (mediaType === 'audio/basic' || mediaType === 'audio/x-mulaw' || mediaType === 'audio/mulaw')
     return 'mulaw';
+  if (head.startsWith('ID3') || (bytes.length > 1 && bytes[0] === 0xff && (bytes[1]! & 0xe0) === 0xe0))
+    return 'mp3';
   return undefined;
 }
 
@@ -83,6 +84,7 @@ export async function transcribeRecording(
   audio: WavAudio,
   engines: { stt: SpeechToText; vad: VoiceActivityDetector },
   language: string,
+  options: { keepUnheard?: boolean } = {},
 ): Promise<RecordingSegment[]> {
   const segments: RecordingSegment[] = [];
   for (const [channel, samples] of audio.channels.entries()) {
@@ -92,7 +94,7 @@ export async function transcribeRecording(
       const to = Math.min(canonical.length, msToSample(endMs + SEGMENT_PADDING_MS));
       const heard = await engines.stt.transcribe(canonical.slice(from, to), { language });
       const text = heard.text.trim();
-      if (text) segments.push({ channel, startMs, endMs, text, language: heard.language ?? language });
+      if (text || options.keepUnheard) segments.push({ channel, startMs, endMs, text, language: heard.language ?? language });
     }
   }
   return segments.sort((a, b) => a.startMs - b.startMs || a.channel - b.channel);
