@@ -94,7 +94,8 @@ export async function transcribeRecording(
       const to = Math.min(canonical.length, msToSample(endMs + SEGMENT_PADDING_MS));
       const heard = await engines.stt.transcribe(canonical.slice(from, to), { language });
       const text = heard.text.trim();
-      if (text || options.keepUnheard) segments.push({ channel, startMs, endMs, text, language: heard.language ?? language });
+      if (text || options.keepUnheard)
+        segments.push({ channel, startMs, endMs, text, language: heard.language ?? language });
     }
   }
   return segments.sort((a, b) => a.startMs - b.startMs || a.channel - b.channel);
