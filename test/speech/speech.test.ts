@@ -827,6 +827,35 @@ describe('live speech to text on PostgreSQL and Redis: the token claim, the sess
     await platform?.close();
   });
 
+  test('transcription jobs on PostgreSQL: queued with a hold, deleted free; audio_url through the address guard', async () => {
+    const api = client(platform.url, key);
+    const wav = writeWav({ sampleRate: 8000, channels: [espeakAt8k(PHRASES[0]!)] });
+    const queued = await api<TranscriptionJob>('POST', '/v2/transcriptions', {
+      rawBody: wav,
+      headers: { 'content-type': 'audio/wav' },
+    });
+    assert.equal(queued.status, 202, queued.text);
+    // No worker runs here: the job waits, its price held.
+    assert.equal(
+      (await api<TranscriptionJob>('GET', `/v2/transcriptions/${queued.body.id}`)).body.status,
+      'queued',
+    );
+    const before = await api<{ held_paise: number }>('GET', '/v2/wallet');
+    assert.ok(before.body.held_paise > 0, before.text);
+    assert.equal((await api('DELETE', `/v2/transcriptions/${queued.body.id}`)).status, 200);
+    const after = await api<{ held_paise: number }>('GET', '/v2/wallet');
+    assert.equal(after.body.held_paise, 0);
+    for (const [url, reason] of [
+      ['https://127.0.0.1/recording.wav', /internal address/],
+      ['https://10.0.0.7/recording.wav', /internal address/],
+      ['http://example.com/recording.wav', /https/],
+    ] as const) {
+      const refused = await api('POST', '/v2/transcriptions', { body: { audio_url: url } });
+      assert.equal(refused.status, 400, refused.text);
+      assert.match(refused.text, reason);
+    }
+  });
+
   test('a token session billed once in PostgreSQL, the token refused again, 20 sessions at most', async () => {
     const minted = await client(platform.url, key)<{ token: string }>('POST', '/v2/stream-tokens', {
       body: {},
