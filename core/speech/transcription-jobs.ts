@@ -302,6 +302,9 @@ export class TranscriptionWorker {
     try {
       const outcome = await this.outcomeOf(job);
       const ended = await this.finish(job, outcome);
+      // Deleted while it ran: the audio a URL job wrote after the delete goes too.
+      if (!ended && !(await store.transcriptions.get(job.workspaceId, job.id, 0)))
+        await this.options.audio.remove(job.workspaceId, job.id);
       if (ended)
         logger.info(
           { transcription_id: job.id, workspace_id: job.workspaceId, status: outcome.status },
