@@ -25,6 +25,7 @@ import { SphinxTranscriber } from '../../engines/stt/index.ts';
 import { concat, espeak, espeakInstalled, wordOverlap } from '../../engines/stt/testing/speech.ts';
 import { chromiumMissing, launchChromium } from '../../gateway/testing/chromium.ts';
 import { backends, client, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { RawConnection } from '../support/raw-http.ts';
 
 const [embedded, shared] = await backends();
 
@@ -705,6 +706,16 @@ describe('the speech APIs: live speech to text over the gateway, text to speech'
       headers: { 'content-type': 'audio/wav' },
     });
     assert.match(mp3Refused.text, /mp3 is not taken/);
+    // More than 100 MB is refused from its Content-Length, before the body is read.
+    const connection = new RawConnection(platform.url);
+    await connection.connected;
+    connection.write(
+      `POST /v2/transcriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: audio/wav\r\nContent-Length: ${100 * 1024 * 1024 + 64 * 1024 + 1}\r\n\r\nRIFF`,
+    );
+    const [tooLarge] = await connection.responses(1);
+    connection.destroy();
+    assert.equal(tooLarge?.status, 413, tooLarge?.text);
+    assert.match(tooLarge?.text ?? '', /body_too_large.*104923136-byte limit/);
     assert.equal((await api('GET', '/v2/transcriptions/trn_nope')).status, 404);
     assert.equal((await api('GET', '/v2/transcriptions?limit=0')).status, 400);
   });

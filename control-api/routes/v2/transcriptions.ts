@@ -21,6 +21,7 @@ import {
 import { MultipartError, multipartBoundary, parseMultipart } from '../../http/multipart.ts';
 import { listBody, listEnvelope, listQuery, resolveCursor } from '../../http/pagination.ts';
 import { defineRoute, type RouteRegistry } from '../../http/route.ts';
+import { setEnvelopeErrorHandler } from '../../plugins/errors.ts';
 import { idParams, timestamp } from '../../schemas/common.ts';
 
 /** The one-shot form takes recordings up to this long. */
@@ -132,6 +133,8 @@ export function registerTranscriptionRoutes(
   deps: TranscriptionDeps,
 ): void {
   app.register(async (scoped) => {
+    // Its 413 names its own limit.
+    setEnvelopeErrorHandler(scoped, { bodyLimitBytes: JOB_BODY_LIMIT_BYTES });
     scoped.addContentTypeParser(
       [...AUDIO_TYPES, 'multipart/form-data'],
       { parseAs: 'buffer', bodyLimit: JOB_BODY_LIMIT_BYTES },
@@ -168,6 +171,7 @@ export function registerTranscriptionRoutes(
     });
   });
   app.register(async (scoped) => {
+    setEnvelopeErrorHandler(scoped, { bodyLimitBytes: SYNC_BODY_LIMIT_BYTES });
     scoped.addContentTypeParser(
       AUDIO_TYPES,
       { parseAs: 'buffer', bodyLimit: SYNC_BODY_LIMIT_BYTES },
