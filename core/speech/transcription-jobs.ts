@@ -1,3 +1,4 @@
+import { rootCertificates } from 'node:tls';
 import type { Logger } from 'pino';
 import { Agent, request } from 'undici';
 import type {
@@ -193,7 +194,7 @@ export interface TranscriptionWorkerOptions {
   leaseMs: number;
   concurrency: number;
   allowPrivate: boolean;
-  /** Extra CA certificates for `audio_url` (tests' loopback HTTPS). */
+  /** A CA trusted for `audio_url` besides the public roots (the one webhooks and tools trust). */
   extraCa?: string | undefined;
   /** Where queued jobs are announced (`TRANSCRIPTIONS_QUEUED_CHANNEL`). */
   coord?: Pick<Coordinator, 'subscribe'>;
@@ -226,7 +227,7 @@ export class TranscriptionWorker {
       connect: {
         lookup: guardedLookup({ allowPrivate: options.allowPrivate }),
         timeout: FETCH_TIMEOUT_MS,
-        ...(options.extraCa ? { ca: options.extraCa } : {}),
+        ...(options.extraCa ? { ca: [...rootCertificates, options.extraCa] } : {}),
       },
       headersTimeout: FETCH_TIMEOUT_MS,
       bodyTimeout: FETCH_TIMEOUT_MS,
