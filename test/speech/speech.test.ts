@@ -16,7 +16,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { mulawEncode, pcm16ToBytes, Resampler, writeWav } from '../../codecs/index.ts';
+import { mulawEncode, OpusCodec, pcm16ToBytes, Resampler, writeWav } from '../../codecs/index.ts';
+import { writeOggOpus } from '../../codecs/ogg-opus.ts';
 import type { Clock } from '../../core/clock.ts';
 import { newId } from '../../core/ids.ts';
 import { TranscriptionAudio } from '../../core/speech/transcription-audio.ts';
@@ -531,6 +532,22 @@ describe('the speech APIs: live speech to text over the gateway, text to speech'
     assert.equal(response.body.cost_paise, 0);
     assert.ok(response.body.segments.length > 0);
     assert.equal(await ledgerAmount(apiKey, response.body.id), undefined);
+    // Ogg Opus (as a browser's recorder writes it): decoded by libopus, heard like the WAV.
+    const codec = new OpusCodec(48_000);
+    const upsampler = new Resampler(16000, 48000);
+    const spoken = concat(new Int16Array(4800), espeak(PHRASES[0]!), new Int16Array(8000));
+    const at48k = concat(upsampler.process(spoken), upsampler.flush());
+    const packets: Buffer[] = [];
+    for (let at = 0; at + 960 <= at48k.length; at += 960)
+      packets.push(codec.encode(at48k.subarray(at, at + 960)));
+    const ogg = await api<{ status: string; segments: { text: string }[]; duration_secs: number }>(
+      'POST',
+      '/v2/transcriptions/sync',
+      { rawBody: writeOggOpus(packets, 1), headers: { 'content-type': 'audio/ogg' } },
+    );
+    assert.equal(ogg.status, 200, ogg.text);
+    const heard = ogg.body.segments.map((s) => s.text).join(' ');
+    assert.ok(wordOverlap(heard, PHRASES[0]!) >= 0.3, `heard "${heard}" in Ogg Opus`);
     const long = writeWav({ sampleRate: 8000, channels: [new Int16Array(8000 * 61)] });
     for (const [body, type] of [
       [long, 'audio/wav'],
