@@ -137,6 +137,37 @@ for (const target of targets) {
       assert.equal((await ledger(job.id)).length, 1);
     });
 
+    test('a worker that stops hands its running job back at once; another completes it', async () => {
+      const job = await upload();
+      let started: () => void = () => {};
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      const stopping = worker(
+        scripted(
+          () =>
+            new Promise((_resolve, reject) => {
+              started();
+              // An engine that is mid-recording until the worker stops (the real one stops between turns).
+              setTimeout(() => reject(new Error('stopped')), 50);
+            }),
+        ),
+        'worker-stopping',
+      );
+      await stopping.pass();
+      await running;
+      await stopping.stop();
+      const handedBack = await jobs.get(workspaceId, job.id);
+      assert.equal(handedBack.status, 'running');
+      assert.equal(handedBack.leaseUntil, null);
+      assert.equal(handedBack.attempts, 0, 'a hand-back is not a death');
+      await runOnce(worker(scripted(twoVoices), 'worker-b'));
+      const done = await jobs.get(workspaceId, job.id);
+      assert.equal(done.status, 'completed');
+      assert.equal(done.leaseOwner, 'worker-b');
+      assert.equal((await ledger(job.id)).length, 1);
+    });
+
     test('a job that kills its worker every time ends failed, free', async () => {
       const job = await upload();
       for (let i = 0; i < TRANSCRIPTION_MAX_ATTEMPTS; i++) {

@@ -215,6 +215,7 @@ export class TranscriptionWorker {
   private readonly http: Agent;
   private lastPurge = Number.NEGATIVE_INFINITY;
   private unsubscribe: Unsubscribe | undefined;
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: TranscriptionWorkerOptions) {
     this.charges = new TranscriptionCharges(options.store);
@@ -244,8 +245,12 @@ export class TranscriptionWorker {
     this.loop.wake();
   }
 
-  /** Stops taking jobs; the running ones are left to finish (their claims lapse if this process dies). */
+  /**
+   * Stops taking jobs and hands the running ones back (at the end of the turn being transcribed): their claims
+   * are released, so another worker takes them over at once, from the start.
+   */
   async stop(): Promise<void> {
+    this.stopping.abort();
     await this.unsubscribe?.().catch(() => undefined);
     await this.loop.stop();
     await Promise.allSettled([...this.running.values()]);
@@ -302,6 +307,11 @@ export class TranscriptionWorker {
     );
     try {
       const outcome = await this.outcomeOf(job);
+      if (this.stopping.signal.aborted) {
+        // Handed back: whatever it came to, another worker runs it again.
+        await store.transcriptions.release(job.id, owner);
+        return;
+      }
       const ended = await this.finish(job, outcome);
       // Deleted while it ran: the audio a URL job wrote after the delete goes too.
       if (!ended && !(await store.transcriptions.get(job.workspaceId, job.id, 0)))
@@ -363,7 +373,7 @@ export class TranscriptionWorker {
     if (cost > 0 && !(await this.charges.reserve(job.workspaceId, job.id, cost)))
       return failed(`the wallet cannot cover ${seconds} s of audio (${cost} paise)`, audio);
     try {
-      const heard = await transcriber.transcribe(audio, job.languageCode);
+      const heard = await transcriber.transcribe(audio, job.languageCode, this.stopping.signal);
       return {
         status: heard.status,
         durationMs,

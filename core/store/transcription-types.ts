@@ -73,7 +73,7 @@ export interface TranscriptionRepo {
   claim(id: string, owner: string, leaseMs: number): Promise<TranscriptionRecord | undefined>;
   /** Extends the claim while `owner` holds it and the job runs; false otherwise. */
   renew(id: string, owner: string, leaseMs: number): Promise<boolean>;
-  /** Gives a running job's claim up so another worker takes it at once. */
+  /** Gives a running job's claim up so another worker takes it at once (the claim is not counted). */
   release(id: string, owner: string): Promise<void>;
   /** Writes what the worker learnt of the audio (its length and channels) while `owner` holds the job. */
   describe(id: string, owner: string, audio: { durationMs: number; channels: number }): Promise<boolean>;

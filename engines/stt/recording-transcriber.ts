@@ -42,8 +42,12 @@ export interface TranscribedRecording {
 /** A node's STT and VAD, transcribing whole recordings with speakers. */
 export interface RecordingTranscriber {
   transcribes(language: string): boolean;
-  /** Throws when the engine fails. */
-  transcribe(recording: DecodedRecording, language: string): Promise<TranscribedRecording>;
+  /** Throws when the engine fails, and when `signal` aborts (between turns). */
+  transcribe(
+    recording: DecodedRecording,
+    language: string,
+    signal?: AbortSignal,
+  ): Promise<TranscribedRecording>;
 }
 
 export function recordingTranscriber(engines: {
@@ -52,7 +56,8 @@ export function recordingTranscriber(engines: {
 }): RecordingTranscriber {
   return {
     transcribes: (language) => transcribesLanguage(engines.stt.languages, language),
-    transcribe: (recording, language) => transcribeWithSpeakers(recording.audio, engines, language),
+    transcribe: (recording, language, signal) =>
+      transcribeWithSpeakers(recording.audio, engines, language, signal),
   };
 }
 
@@ -66,9 +71,13 @@ export async function transcribeWithSpeakers(
   audio: WavAudio,
   engines: { stt: SpeechToText; vad: VoiceActivityDetector },
   language: string,
+  signal?: AbortSignal,
 ): Promise<TranscribedRecording> {
   // Turns the engine hears as nothing still show whose voice they are in; they are dropped after.
-  const turns = await transcribeRecording(audio, engines, language, { keepUnheard: true });
+  const turns = await transcribeRecording(audio, engines, language, {
+    keepUnheard: true,
+    ...(signal ? { signal } : {}),
+  });
   const segments = turns.filter((s) => s.text !== '');
   if (audio.channels.length === 2) {
     return {

@@ -84,7 +84,7 @@ export async function transcribeRecording(
   audio: WavAudio,
   engines: { stt: SpeechToText; vad: VoiceActivityDetector },
   language: string,
-  options: { keepUnheard?: boolean } = {},
+  options: { keepUnheard?: boolean; signal?: AbortSignal } = {},
 ): Promise<RecordingSegment[]> {
   const segments: RecordingSegment[] = [];
   for (const [channel, samples] of audio.channels.entries()) {
@@ -92,6 +92,7 @@ export async function transcribeRecording(
     for (const [startMs, endMs] of await speechSpans(canonical, engines.vad)) {
       const from = Math.max(0, msToSample(startMs - SEGMENT_PADDING_MS));
       const to = Math.min(canonical.length, msToSample(endMs + SEGMENT_PADDING_MS));
+      options.signal?.throwIfAborted();
       const heard = await engines.stt.transcribe(canonical.slice(from, to), { language });
       const text = heard.text.trim();
       if (text || options.keepUnheard)

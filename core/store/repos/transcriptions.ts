@@ -158,7 +158,8 @@ export class TranscriptionStore implements TranscriptionRepo {
   async release(id: string, owner: string): Promise<void> {
     await this.scope.db
       .updateTable('transcriptions')
-      .set({ lease_until: null })
+      // A job handed back by a worker that stops was not its worker's death: the claim does not count.
+      .set((eb) => ({ lease_until: null, attempts: eb('attempts', '-', 1) }))
       .where('id', '=', id)
       .where('status', '=', 'running')
       .where('lease_owner', '=', owner)
