@@ -45,6 +45,36 @@ export interface ReplyResult {
   failure?: { stage: Exclude<FailureStage, 'stt'>; error: Error };
 }
 
+/**
+ * Facts the agent is given for one caller turn, beyond its prompt (a knowledge base too large for the prompt):
+ * the passages that match what the caller just said.
+ */
+export interface TurnKnowledge {
+  passagesFor(question: string): readonly string[];
+}
+
+/** The heading of the passages a turn is given, after the system prompt. */
+export const TURN_KNOWLEDGE_HEADING =
+  'Knowledge base passages for this turn (matching what the caller just said):';
+
+/**
+ * The system prompt of a reply: the dialog's, plus the knowledge passages that match the caller's latest message
+ * (or, when it matches none, the two latest together).
+ */
+export function systemWithKnowledge(
+  system: string,
+  history: readonly ChatMessage[],
+  knowledge: TurnKnowledge | undefined,
+): string {
+  if (!knowledge) return system;
+  const said = history.filter((m) => m.role === 'user').map((m) => m.content);
+  const latest = said.at(-1);
+  if (!latest) return system;
+  let passages = knowledge.passagesFor(latest);
+  if (passages.length === 0 && said.length > 1) passages = knowledge.passagesFor(said.slice(-2).join('\n'));
+  return passages.length > 0 ? `${system}\n\n${TURN_KNOWLEDGE_HEADING}\n${passages.join('\n')}` : system;
+}
+
 export interface ReplyContext {
   turnId: string;
   signal: AbortSignal;
@@ -60,6 +90,15 @@ export interface ReplyContext {
   onAction?: (action: DialogAction) => void;
   /** The call's on_call tool runs (absent when no tools are offered). */
   tools?: ToolRuns;
+  /** Knowledge retrieved per caller turn (absent when the prompt holds it all). */
+  knowledge?: TurnKnowledge;
+  /**
+   * A reply started before the caller's turn was confirmed (speculative-reply.ts): the model is asked with
+   * `conversation` (the history with the caller's words as they stood), and until `confirmed` resolves true the
+   * reply changes nothing outside itself: only its first clause is spoken, its messages do not join `history`,
+   * and function calls wait. Resolving false ends it there.
+   */
+  speculative?: { conversation: ChatMessage[]; confirmed: Promise<boolean> };
 }
 
 /**
@@ -93,13 +132,20 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
     return joined;
   };
 
+  // Unconfirmed, the conversation is the one the reply was started on, and only the first clause is spoken.
+  let unconfirmed = ctx.speculative;
+  const confirmed = async () => !unconfirmed || (await unconfirmed.confirmed);
+
   const say = (text: string) => {
     const clause = text.trim();
     if (!clause || signal.aborted) return;
     spoken.push(clause);
     timings.firstClauseAtWallMs ??= ctx.wallNow();
+    const first = spoken.length === 1;
     speech = speech
-      .then(() => speak(local, clause, timings))
+      .then(async () => {
+        if (first || (await confirmed())) await speak(local, clause, timings);
+      })
       .catch((error: unknown) => {
         if (ctx.signal.aborted) return;
         failure ??= { stage: 'tts', error: asError(error) };
@@ -117,6 +163,8 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
     });
   };
   await waitForTools();
+  const withKnowledge = (system: string, conversation: readonly ChatMessage[]) =>
+    systemWithKnowledge(system, conversation, ctx.knowledge);
 
   for (let round = 0; round < MAX_FUNCTION_ROUNDS && !signal.aborted && !endCall; round++) {
     const turn = ctx.dialog.turnContext();
@@ -125,7 +173,10 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
     let text = '';
     try {
       for await (const event of ctx.llm.chat({
-        messages: [{ role: 'system', content: turn.system }, ...ctx.history],
+        messages: [
+          { role: 'system', content: withKnowledge(turn.system, unconfirmed?.conversation ?? ctx.history) },
+          ...(unconfirmed?.conversation ?? ctx.history),
+        ],
         functions: turn.functions,
         signal,
       })) {
@@ -145,6 +196,11 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
     }
     for (const clause of splitter.flush()) say(clause);
     if (signal.aborted) break;
+    // Nothing joins the conversation, and no function runs, before the turn is confirmed.
+    if (unconfirmed) {
+      if (!(await confirmed()) || signal.aborted) break;
+      unconfirmed = undefined;
+    }
     if (calls.length === 0) {
       const content = recorded(text.trim());
       if (content) ctx.history.push({ role: 'assistant', content });

@@ -17,6 +17,7 @@ import { Pacer } from '../../core/telephony/pacing.ts';
 import { NumberRenewals } from '../../core/telephony/renewals.ts';
 import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { PreCallTools } from '../../core/tools/pre-call.ts';
+import { v1DialRule } from '../../core/v1/call-settings.ts';
 import { V1Keys } from '../../core/v1/keys.ts';
 import {
   decodeTranscriptionRecording,
@@ -61,6 +62,8 @@ export async function startWorkerRole(
   const dialer = new Dialer({
     store: parts.store,
     beforeDial: (call) => preCall.prepare(call),
+    // Legacy v1 assistants' calling hours and concurrency hold their calls in the queue.
+    mayDial: v1DialRule(parts.store, parts.clock),
     coord: parts.coord,
     lifecycle: parts.lifecycle,
     slots: parts.slots,

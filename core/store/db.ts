@@ -108,6 +108,12 @@ export interface V1CallsTable {
   /** JSON object given at initiate. */
   payload: string;
   priority: number;
+  /** 1 for a call placed through v1; each retry of `retryProtocol` one more. */
+  attempt: number;
+  /** The call a retry places again; null for a first attempt. */
+  retry_of: string | null;
+  /** Epoch ms before which the dialer leaves the call queued; null: at once. */
+  not_before: number | null;
   created_at: number;
   updated_at: number;
 }
