@@ -51,6 +51,7 @@ export interface ApiDeps {
     | 'apiRateBurst'
     | 'publicApiUrl'
     | 'allowPrivateWebhooks'
+    | 'dataDir'
     | 'webCallJoinMs'
     | 'twilioApiBase'
     | 'v1Host'
