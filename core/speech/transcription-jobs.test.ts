@@ -31,8 +31,11 @@ const LEASE_MS = 5_000;
 const targets = await storeTargets('transcriptions');
 
 /** Every recording is 90 s of mono audio: 45 paise at ₹18 an hour. */
-const decode = (): DecodedRecording =>
-  ({ audio: { sampleRate: 8000, channels: [new Int16Array(8)] }, durationMs: 90_000, channels: 1 }) as never;
+const decode = async (): Promise<DecodedRecording> => ({
+  audio: { sampleRate: 8000, channels: [new Int16Array(8)] },
+  durationMs: 90_000,
+  channels: 1,
+});
 
 function scripted(result: () => Promise<TranscribedRecording>): RecordingTranscriber {
   return { transcribes: (language) => language === 'en-IN', transcribe: result };

@@ -63,7 +63,7 @@ export class TranscriptionJobs {
     this.checkLanguage(languageCode);
     let audio: DecodedRecording;
     try {
-      audio = this.options.decode(upload.bytes, upload.mediaType);
+      audio = await this.options.decode(upload.bytes, upload.mediaType);
     } catch (error) {
       throw new ApiError('invalid_request', `file: ${(error as Error).message}`);
     }
@@ -358,7 +358,7 @@ export class TranscriptionWorker {
     if (!bytes) return failed('the audio is gone');
     let audio: DecodedRecording;
     try {
-      audio = this.options.decode(bytes, mediaType);
+      audio = await this.options.decode(bytes, mediaType);
     } catch (error) {
       return failed(`the audio cannot be read: ${(error as Error).message}`);
     }

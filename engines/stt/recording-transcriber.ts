@@ -12,11 +12,11 @@ export interface DecodedRecording {
   readonly channels: number;
 }
 
-/** Reads a recording (format told by its first bytes); throws an Error whose message says what is wrong. */
-export type RecordingDecoder = (bytes: Uint8Array, mediaType: string | null) => DecodedRecording;
+/** Reads a recording (format told by its first bytes); rejects with an Error whose message says what is wrong. */
+export type RecordingDecoder = (bytes: Uint8Array, mediaType: string | null) => Promise<DecodedRecording>;
 
-export const decodeTranscriptionRecording: RecordingDecoder = (bytes, mediaType) => {
-  const audio = decodeRecording(bytes, mediaType);
+export const decodeTranscriptionRecording: RecordingDecoder = async (bytes, mediaType) => {
+  const audio = await decodeRecording(bytes, mediaType);
   if (audio.channels.length > 2) throw new Error(`${audio.channels.length} channels; one or two are taken`);
   const durationMs = recordingDurationMs(audio);
   if (durationMs === 0) throw new Error('the recording has no audio');

@@ -1,4 +1,5 @@
 import { CANONICAL_RATE, mulawDecode, Resampler, readWav, type WavAudio } from '../../codecs/index.ts';
+import { readMp3 } from '../../codecs/mp3.ts';
 import { readOggOpus } from '../../codecs/ogg-opus.ts';
 import { SpeechSegmenter } from '../vad/segmenter.ts';
 import { DEFAULT_VAD_THRESHOLDS, type VoiceActivityDetector } from '../vad/types.ts';
@@ -33,6 +34,8 @@ export const RECORDING_MEDIA_TYPES = [
   'audio/basic',
   'audio/ogg',
   'audio/opus',
+  'audio/mpeg',
+  'audio/mp3',
 ] as const;
 
 /** What a recording is, by its first bytes; `mediaType` (as sent) decides only for headerless mu-law. */
@@ -53,10 +56,11 @@ export function recordingFormat(
 
 /**
  * A recording's channels: WAV (16-bit PCM, 8-bit mu-law or A-law, any rate the resampler takes, one or two
- * channels), Ogg Opus (one or two channels, decoded by libopus), or raw 8 kHz mu-law (`audio/basic`, one
- * channel). The format is told by the file's first bytes. Throws an Error whose message says what is wrong.
+ * channels), Ogg Opus (one or two channels, decoded by libopus), MP3 (mono or stereo, decoded by mpg123 in
+ * WebAssembly), or raw 8 kHz mu-law (`audio/basic`, one channel). The format is told by the file's first bytes.
+ * Rejects with an Error whose message says what is wrong.
  */
-export function decodeRecording(bytes: Uint8Array, mediaType: string | null): WavAudio {
+export async function decodeRecording(bytes: Uint8Array, mediaType: string | null): Promise<WavAudio> {
   switch (recordingFormat(bytes, mediaType)) {
     case 'wav':
       return readWav(bytes);
@@ -65,12 +69,10 @@ export function decodeRecording(bytes: Uint8Array, mediaType: string | null): Wa
     case 'mulaw':
       return { sampleRate: 8000, channels: [mulawDecode(bytes)] };
     case 'mp3':
-      throw new Error(
-        'mp3 is not taken: no maintained MP3 decoder is among the dependencies; send WAV or Ogg Opus',
-      );
+      return readMp3(bytes);
     default:
       throw new Error(
-        'not a recording this platform reads: send WAV, Ogg Opus or raw 8 kHz mu-law (audio/basic)',
+        'not a recording this platform reads: send WAV, Ogg Opus, MP3 or raw 8 kHz mu-law (audio/basic)',
       );
   }
 }

@@ -1,6 +1,15 @@
 import { mulawEncode, pcm16ToBytes, Resampler, wavHeader } from '../../codecs/index.ts';
+import { MP3_RATES, Mp3StreamEncoder } from '../../codecs/mp3.ts';
 
-export type SpeechFormat = 'wav' | 'pcm16' | 'mulaw';
+export type SpeechFormat = 'wav' | 'pcm16' | 'mulaw' | 'mp3';
+
+/** The rates each format is written at. */
+export const SPEECH_RATES: Readonly<Record<SpeechFormat, readonly number[]>> = {
+  wav: [8000, 16000, 24000, 48000],
+  pcm16: [8000, 16000, 24000, 48000],
+  mulaw: [8000, 16000],
+  mp3: MP3_RATES,
+};
 
 /** The engines' rate: synthesised audio is PCM16 mono 16 kHz. */
 const ENGINE_RATE = 16_000;
@@ -10,6 +19,7 @@ const STREAMING_SIZE = 0xffff_ffff;
 /** Synthesised audio into a response format: resampled to the asked rate, then encoded. */
 export class SpeechEncoder {
   private readonly resampler: Resampler | undefined;
+  private readonly mp3: Mp3StreamEncoder | undefined;
   private samples = 0;
 
   constructor(
@@ -17,11 +27,13 @@ export class SpeechEncoder {
     readonly sampleRate: number,
   ) {
     this.resampler = sampleRate === ENGINE_RATE ? undefined : new Resampler(ENGINE_RATE, sampleRate);
+    this.mp3 = format === 'mp3' ? new Mp3StreamEncoder(sampleRate) : undefined;
   }
 
   get contentType(): string {
     if (this.format === 'wav') return 'audio/wav';
     if (this.format === 'pcm16') return `audio/L16; rate=${this.sampleRate}; channels=1`;
+    if (this.format === 'mp3') return 'audio/mpeg';
     return this.sampleRate === 8000 ? 'audio/basic' : `audio/PCMU; rate=${this.sampleRate}`;
   }
 
@@ -43,7 +55,8 @@ export class SpeechEncoder {
   }
 
   flush(): Buffer {
-    return this.resampler ? this.bytes(this.resampler.flush()) : Buffer.alloc(0);
+    const tail = this.resampler ? this.bytes(this.resampler.flush()) : Buffer.alloc(0);
+    return this.mp3 ? Buffer.concat([tail, this.mp3.flush()]) : tail;
   }
 
   private bytes(samples: Int16Array): Buffer {
@@ -52,6 +65,7 @@ export class SpeechEncoder {
       const encoded = mulawEncode(samples);
       return Buffer.from(encoded.buffer, encoded.byteOffset, encoded.byteLength);
     }
+    if (this.mp3) return this.mp3.encode(samples);
     return pcm16ToBytes(samples);
   }
 }

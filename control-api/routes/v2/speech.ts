@@ -8,20 +8,16 @@ import { paiseToRupees } from '../../../core/money.ts';
 import { speechCost } from '../../../core/speech/prices.ts';
 import type { SpeechCharges } from '../../../core/speech/speech-charges.ts';
 import type { SpeechRecord } from '../../../core/store/speech-types.ts';
-import { SpeechEncoder, type SpeechFormat } from '../../../engines/tts/output-format.ts';
+import { SPEECH_RATES, SpeechEncoder, type SpeechFormat } from '../../../engines/tts/output-format.ts';
 import type { VoiceRouter } from '../../../engines/tts/router.ts';
 import { defineRoute, type RouteRegistry } from '../../http/route.ts';
 import { timestamp } from '../../schemas/common.ts';
 
 export const MAX_SPEECH_CHARS = 5000;
 
-const FORMATS = ['wav', 'pcm16', 'mulaw'] as const;
-const RATES: Record<SpeechFormat, readonly number[]> = {
-  wav: [8000, 16000, 24000, 48000],
-  pcm16: [8000, 16000, 24000, 48000],
-  mulaw: [8000, 16000],
-};
-const DEFAULT_RATE: Record<SpeechFormat, number> = { wav: 16000, pcm16: 16000, mulaw: 8000 };
+const FORMATS = ['wav', 'pcm16', 'mulaw', 'mp3'] as const;
+const RATES = SPEECH_RATES;
+const DEFAULT_RATE: Record<SpeechFormat, number> = { wav: 16000, pcm16: 16000, mulaw: 8000, mp3: 16000 };
 
 const speechBody = z
   .object({
@@ -32,7 +28,9 @@ const speechBody = z
       .number()
       .int()
       .optional()
-      .describe('wav, pcm16: 8000, 16000 (default), 24000 or 48000; mulaw: 8000 (default) or 16000'),
+      .describe(
+        'wav, pcm16, mp3: 8000, 16000 (default), 24000 or 48000; mulaw: 8000 (default) or 16000. mp3 is mono at a constant bitrate for speech (24, 48, 64 or 96 kbps by rate)',
+      ),
   })
   .strict();
 

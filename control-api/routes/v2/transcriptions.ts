@@ -153,7 +153,7 @@ export function registerTranscriptionRoutes(
         contentType: 'multipart/form-data',
         otherContentTypes: AUDIO_TYPES,
         description:
-          'The recording, up to 100 MB: as the form field `file` (with an optional field `language_code`), or as the body itself (`audio/wav`, `audio/ogg`, `audio/basic`; `?language_code=`). WAV (16-bit PCM, mu-law or A-law), Ogg Opus, or raw 8 kHz mu-law; one or two channels. mp3 is not taken.',
+          'The recording, up to 100 MB: as the form field `file` (with an optional field `language_code`), or as the body itself (`audio/wav`, `audio/ogg`, `audio/mpeg`, `audio/basic`; `?language_code=`). WAV (16-bit PCM, mu-law or A-law), Ogg Opus, MP3, or raw 8 kHz mu-law; one or two channels.',
       },
       responses: { 202: { description: 'The job, queued', schema: transcriptionSchema } },
       errors: ['invalid_request', 'insufficient_balance', 'body_too_large'],
@@ -300,7 +300,7 @@ function recordingOf(request: FastifyRequest): { bytes: Buffer; mediaType: strin
   if (!(AUDIO_TYPES as readonly string[]).includes(mediaType) || !Buffer.isBuffer(request.body))
     throw new ApiError(
       'invalid_request',
-      'body: send the recording itself as audio/wav (WAV), audio/ogg (Ogg Opus) or audio/basic (raw 8 kHz mu-law)',
+      'body: send the recording itself as audio/wav (WAV), audio/ogg (Ogg Opus), audio/mpeg (MP3) or audio/basic (raw 8 kHz mu-law)',
     );
   return { bytes: request.body, mediaType };
 }
@@ -315,7 +315,7 @@ async function transcribeNow(
   if (!transcriber) throw new ApiError('not_implemented', 'transcriptions need a speech engine on this node');
   let audio: DecodedRecording;
   try {
-    audio = decodeTranscriptionRecording(recording.bytes, recording.mediaType);
+    audio = await decodeTranscriptionRecording(recording.bytes, recording.mediaType);
   } catch (error) {
     throw new ApiError('invalid_request', `body: ${(error as Error).message}`);
   }
