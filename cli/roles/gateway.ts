@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { EventLoopLag, NodeAdmission } from '../../core/calls/capacity.ts';
 import { GatewayFleet } from '../../core/calls/fleet.ts';
 import { publishLiveEvent } from '../../core/calls/live-events.ts';
 import { CallStreams } from '../../gateway/calls/call-streams.ts';
@@ -26,22 +27,32 @@ export async function startGatewayRole(
   options: { webhookCa: string | undefined },
 ): Promise<StartedGateway> {
   const { config, coord, logger } = parts;
-  const streams = new CallStreams({
-    store: parts.store,
-    lifecycle: parts.lifecycle,
-    slots: parts.slots,
-    artifacts: parts.artifacts,
-    engines: engines.engines,
-    engineNames: engines.names,
-    metrics: new PipelineMetrics(parts.metrics),
-    partialDir: path.join(config.dataDir, 'recordings', '.partial'),
-    nodeId: config.nodeId,
-    liveEvents: (callId, event) => {
-      publishLiveEvent(coord, callId, event).catch(() => {});
-    },
-    tools: buildToolRunner(parts, teardown, options.webhookCa),
-    clock: parts.clock,
+  const lag = config.gatewayMaxLoopLagMs > 0 ? new EventLoopLag() : undefined;
+  if (lag) teardown.add(async () => lag.stop());
+  const admission = new NodeAdmission({
+    maxCalls: config.gatewayMaxCalls,
+    maxLoopLagMs: config.gatewayMaxLoopLagMs,
+    ...(lag ? { lag } : {}),
   });
+  const streams = new CallStreams(
+    {
+      store: parts.store,
+      lifecycle: parts.lifecycle,
+      slots: parts.slots,
+      artifacts: parts.artifacts,
+      engines: engines.engines,
+      engineNames: engines.names,
+      metrics: new PipelineMetrics(parts.metrics),
+      partialDir: path.join(config.dataDir, 'recordings', '.partial'),
+      nodeId: config.nodeId,
+      liveEvents: (callId, event) => {
+        publishLiveEvent(coord, callId, event).catch(() => {});
+      },
+      tools: buildToolRunner(parts, teardown, options.webhookCa),
+      clock: parts.clock,
+    },
+    admission,
+  );
   await streams.listen(coord);
   teardown.add(() => streams.close());
   const liveTranscription = new LiveTranscriptionService({
@@ -65,12 +76,17 @@ export async function startGatewayRole(
     clock: parts.clock,
   });
   teardown.add(() => gateway.close());
-  const leaveFleet = await new GatewayFleet(coord).join(config.nodeId, (err) =>
-    logger.debug({ err }, 'gateway presence not renewed'),
+  const leaveFleet = await new GatewayFleet(coord).join(
+    config.nodeId,
+    (err) => logger.debug({ err }, 'gateway presence not renewed'),
+    streams,
   );
   teardown.add(leaveFleet);
   const url = `ws://${loopbackHost(config.host)}:${gateway.port}`;
-  logger.info({ url }, 'media gateway listening');
+  logger.info(
+    { url, max_calls: admission.maxCalls, max_loop_lag_ms: config.gatewayMaxLoopLagMs || undefined },
+    'media gateway listening',
+  );
   return {
     url,
     liveCalls: streams,

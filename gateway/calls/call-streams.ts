@@ -1,3 +1,4 @@
+import type { NodeAdmission } from '../../core/calls/capacity.ts';
 import { onCallCommand } from '../../core/calls/control.ts';
 import { isTerminal } from '../../core/calls/state-machine.ts';
 import type { Coordinator, Unsubscribe } from '../../core/coord/types.ts';
@@ -11,19 +12,36 @@ import { CallRun, type CallRunDeps } from './call-run.ts';
  */
 const MAX_EARLY_FRAMES = 25;
 
+/** Why a stream was refused at a full node: the call's `error`, and the close frame's reason. */
+export const AT_CAPACITY_REASON = 'gateway_at_capacity';
+/** The `ended_reason` of a call refused by a full node. */
+export const AT_CAPACITY_ENDED_REASON = 'gateway-at-capacity';
+
 /**
  * The gateway's handler for real calls: each authorized stream answers its call and runs the agent on it
  * (`CallRun`). Streams whose call cannot be answered (aborted, ended, unknown) are ended with `call_not_live`.
  * `listen` subscribes to call commands, so an abort accepted by any API node hangs up the stream here.
+ *
+ * With an admission limit (`core/calls/capacity.ts`), a stream that would take the node past it is refused
+ * before its call is answered: the call ends `failed` with `gateway-at-capacity`, free, and the stream is
+ * closed with `gateway_at_capacity` (the caller's line goes quiet and hangs up; a browser is sent the call's
+ * ended status first). Dialers see the fleet's capacity and hold calls before this happens; this is the
+ * guard for what reaches a full node anyway (an incoming call, a balancer's uneven spread).
  */
 export class CallStreams {
   private readonly runs = new Map<string, CallRun>();
+  /** Streams admitted here whose call is still being answered: they count against the limit already. */
+  private starting = 0;
+  private refusedCount = 0;
   private unsubscribe: Unsubscribe | undefined;
   /** Set once the drain window is over: a call answered from now on is ended at once. */
   private endingAll = false;
   private idleWaiters: Array<() => void> = [];
 
-  constructor(private readonly deps: CallRunDeps) {}
+  constructor(
+    private readonly deps: CallRunDeps,
+    private readonly admission?: NodeAdmission,
+  ) {}
 
   readonly handlerFactory: MediaHandlerFactory = (ctx) => this.handler(ctx);
 
@@ -51,6 +69,16 @@ export class CallStreams {
     return this.runs.size;
   }
 
+  /** Streams refused because the node was at its limit, since start. */
+  get refused(): number {
+    return this.refusedCount;
+  }
+
+  /** How many calls this node can carry now, its own included (what it publishes to the fleet). */
+  capacity(): number {
+    return this.admission?.capacity(this.runs.size + this.starting) ?? Number.MAX_SAFE_INTEGER;
+  }
+
   /** Resolves once no call runs on this node (at once when none does). */
   idle(): Promise<void> {
     if (this.runs.size === 0) return Promise.resolve();
@@ -76,13 +104,43 @@ export class CallStreams {
     for (const resolve of waiters) resolve();
   }
 
+  /** Ends a stream this node has no room for, and its call (`failed`, free) if it was still to be answered. */
+  private async refuse(ctx: StreamContext, refusal: string): Promise<void> {
+    this.refusedCount++;
+    ctx.logger.warn(
+      { refusal, live: this.runs.size + this.starting },
+      'gateway at its call limit: stream refused',
+    );
+    const call = await this.deps.store.calls.findById(ctx.callId);
+    if (call && !isTerminal(call.status)) {
+      await this.deps.lifecycle.settle(call.workspaceId, call.id, 'pipeline_error', {
+        endedReason: AT_CAPACITY_ENDED_REASON,
+        error: `the media gateway node was at its call limit (${refusal})`,
+      });
+    }
+    const ended = await this.endedCallEvent(ctx.callId);
+    if (ended) ctx.output.sendEvent?.(ended);
+    ctx.output.end(AT_CAPACITY_REASON);
+  }
+
   private handler(ctx: StreamContext): MediaHandler {
     let run: CallRun | undefined;
     let early: Int16Array[] | undefined = [];
     let stopped = false;
     return {
       onStart: async () => {
-        run = await CallRun.begin(this.deps, ctx);
+        const refusal = this.admission?.refusal(this.runs.size + this.starting);
+        if (refusal !== undefined) {
+          early = undefined;
+          await this.refuse(ctx, refusal);
+          return;
+        }
+        this.starting++;
+        try {
+          run = await CallRun.begin(this.deps, ctx);
+        } finally {
+          this.starting--;
+        }
         if (!run) {
           // A browser opening an ended call's page is told how it ended.
           const ended = await this.endedCallEvent(ctx.callId);
