@@ -1,7 +1,9 @@
 import path from 'node:path';
+import { Counter, Gauge } from 'prom-client';
 import { EventLoopLag, NodeAdmission } from '../../core/calls/capacity.ts';
 import { GatewayFleet } from '../../core/calls/fleet.ts';
 import { publishLiveEvent } from '../../core/calls/live-events.ts';
+import { SileroVad } from '../../engines/vad/providers/silero.ts';
 import { CallStreams } from '../../gateway/calls/call-streams.ts';
 import { startGateway } from '../../gateway/server.ts';
 import { LiveTranscriptionService } from '../../gateway/speech/service.ts';
@@ -53,6 +55,7 @@ export async function startGatewayRole(
     },
     admission,
   );
+  registerAdmissionMetrics(parts, streams, admission, engines);
   await streams.listen(coord);
   teardown.add(() => streams.close());
   const liveTranscription = new LiveTranscriptionService({
@@ -95,4 +98,63 @@ export async function startGatewayRole(
       await gateway.stopAccepting();
     },
   };
+}
+
+/**
+ * `/metrics` of a node's admission limit and of what it sheds to keep its calls in real time: live calls, the
+ * limit, the capacity it publishes now, streams refused at the limit, and VAD windows answered by energy because
+ * the model was behind.
+ */
+function registerAdmissionMetrics(
+  parts: SharedParts,
+  streams: CallStreams,
+  admission: NodeAdmission,
+  engines: CallEngines,
+): void {
+  const registers = [parts.metrics];
+  new Gauge({
+    name: 'gateway_calls_live',
+    help: 'Calls running on this gateway node.',
+    registers,
+    collect() {
+      this.set(streams.live);
+    },
+  });
+  new Gauge({
+    name: 'gateway_calls_max',
+    help: 'Calls this gateway node takes at most (GATEWAY_MAX_CALLS or its default).',
+    registers,
+    collect() {
+      this.set(admission.maxCalls);
+    },
+  });
+  new Gauge({
+    name: 'gateway_calls_capacity',
+    help: 'Calls this node tells dialers it can carry now (its live calls only while its event loop runs late).',
+    registers,
+    collect() {
+      this.set(streams.capacity());
+    },
+  });
+  new Counter({
+    name: 'gateway_calls_refused_total',
+    help: 'Call streams refused because this node was at its limit (their calls end gateway-at-capacity).',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(streams.refused);
+    },
+  });
+  const vad = engines.engines.vad;
+  if (vad instanceof SileroVad) {
+    new Counter({
+      name: 'vad_windows_shed_total',
+      help: 'VAD windows a call was too far behind to wait for the model on: answered by the energy detector.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(vad.stats.shed);
+      },
+    });
+  }
 }
