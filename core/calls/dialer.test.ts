@@ -62,6 +62,29 @@ class RecordingCarrier implements Carrier {
 
 const carrierCallIdOf = (callId: string) => `cc-${callId}`;
 
+/** `store` whose calls repository runs `hook` right after `setCarrierCall` writes. */
+function withCarrierRecordedHook(store: Store, hook: (callId: string) => Promise<void>): Store {
+  const calls = new Proxy(store.calls, {
+    get(target, property) {
+      if (property !== 'setCarrierCall') return bound(target, property);
+      const record: Store['calls']['setCarrierCall'] = async (workspaceId, id, carrier) => {
+        const recorded = await target.setCarrierCall(workspaceId, id, carrier);
+        await hook(id);
+        return recorded;
+      };
+      return record;
+    },
+  });
+  return new Proxy(store, {
+    get: (target, property) => (property === 'calls' ? calls : bound(target, property)),
+  });
+}
+
+function bound(target: object, property: string | symbol): unknown {
+  const value: unknown = Reflect.get(target, property);
+  return typeof value === 'function' ? value.bind(target) : value;
+}
+
 /** Polls `condition` in real time; fails with `what` if it does not hold within a few seconds. */
 async function eventually(what: string, condition: () => boolean | Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 5_000;
@@ -121,10 +144,14 @@ for (const coordTarget of coordinatorTargetList) {
           carriers?: RecordingCarrier[];
           carrierFor?: DialerOptions['carrierFor'];
           whyNoCarrier?: DialerOptions['whyNoCarrier'];
+          /** Runs right after the dialer records a call's carrier id, before it goes on. */
+          afterCarrierRecorded?: (callId: string) => Promise<void>;
         } = {},
       ) => {
         const coord = coords[index];
-        const nodeStore = stores[index];
+        const nodeStore = options.afterCarrierRecorded
+          ? withCarrierRecordedHook(stores[index] as Store, options.afterCarrierRecorded)
+          : stores[index];
         const slots = new LiveCallSlots(coord, options.ceiling ?? 3);
         const lifecycle = new CallLifecycle({ store: nodeStore, clock, slots });
         const carriers = options.carriers ?? [new RecordingCarrier()];
@@ -336,6 +363,58 @@ for (const coordTarget of coordinatorTargetList) {
         assert.equal(
           (await store.wallet.balance(ws.workspaceId)).heldPaise,
           (await store.wallet.getHold(ws.workspaceId, kept.id))?.amountPaise,
+        );
+      });
+
+      test('a call aborted while the carrier rings it is hung up once, by the dialer, and its slot freed', async () => {
+        const ws = await fundedWorkspace(store, START_PAISE);
+        const [call] = (await admit(ws, 1)) as [CallRecord];
+        const api = new CallLifecycle({ store, clock });
+        const a = node(0, { ceiling: 1 });
+        // The abort lands after the carrier took the call and before its id is recorded: the API has no id to
+        // name in its hang-up command, so hanging up is the dialer's.
+        a.carrier.onOriginate = async (ringing) => {
+          const { call: aborted } = await api.abort(ws.workspaceId, ringing.id);
+          await sendCallCommand(a.coord, {
+            type: 'hangup',
+            workspaceId: aborted.workspaceId,
+            callId: aborted.id,
+            carrier: aborted.carrier,
+            carrierCallId: aborted.carrierCallId,
+          });
+        };
+        await a.start();
+        await eventually('the carrier is told to hang up', () => a.carrier.hungUp.length === 1);
+        await sleep(50);
+        assert.deepEqual(a.carrier.hungUp, [carrierCallIdOf(call.id)]);
+        assert.equal(await statusOf(call), 'aborted');
+        assert.deepEqual(await holdersOf(a.slots, ws.workspaceId), []);
+      });
+
+      test('a call aborted just after its carrier id is recorded is hung up once, through the command', async () => {
+        const ws = await fundedWorkspace(store, START_PAISE);
+        const [call] = (await admit(ws, 1)) as [CallRecord];
+        const api = new CallLifecycle({ store, clock });
+        const a = node(0, {
+          ceiling: 1,
+          afterCarrierRecorded: async (callId) => {
+            const { call: aborted } = await api.abort(ws.workspaceId, callId);
+            await sendCallCommand(a.coord, {
+              type: 'hangup',
+              workspaceId: aborted.workspaceId,
+              callId: aborted.id,
+              carrier: aborted.carrier,
+              carrierCallId: aborted.carrierCallId,
+            });
+          },
+        });
+        await a.start();
+        await eventually('the carrier is told to hang up', () => a.carrier.hungUp.length === 1);
+        await sleep(50);
+        assert.deepEqual(a.carrier.hungUp, [carrierCallIdOf(call.id)]);
+        await eventually(
+          'the slot is freed',
+          async () => (await holdersOf(a.slots, ws.workspaceId)).length === 0,
         );
       });
 

@@ -224,10 +224,12 @@ export class Dialer {
       );
       return false;
     }
-    await store.calls.setCarrierCall(call.workspaceId, call.id, { carrier: carrier.name, carrierCallId });
-    // An abort between dialing and now found no carrier call id to hang up; do it here.
-    const now = await store.calls.get(call.workspaceId, call.id);
-    if (now?.status === 'aborted') {
+    const recorded = await store.calls.setCarrierCall(call.workspaceId, call.id, {
+      carrier: carrier.name,
+      carrierCallId,
+    });
+    // The call ended (an abort) before its carrier id was recorded, so whoever ended it had no id to hang up.
+    if (!recorded) {
       await carrier.hangup(carrierCallId).catch(this.reportError);
       await slots.release(call.workspaceId, call.id);
     }

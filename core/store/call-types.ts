@@ -165,7 +165,7 @@ export interface CallRepo {
   liveOnNode(gatewayNode: string): Promise<CallRecord[]>;
   /** Live calls that started dialing at least `ageMs` ago, across workspaces. */
   liveOlderThan(ageMs: number): Promise<CallRecord[]>;
-  /** Records the carrier's id of a call once originated; false when the call is unknown. */
+  /** Records the carrier's id of a call once originated; false when the call is unknown or has ended. */
   setCarrierCall(
     workspaceId: string,
     id: string,

@@ -255,12 +255,21 @@ export class CallStore implements CallRepo {
     return rows.map(toCall);
   }
 
-  setCarrierCall(
+  async setCarrierCall(
     workspaceId: string,
     id: string,
     carrier: { carrier: string; carrierCallId: string },
   ): Promise<boolean> {
-    return this.update(workspaceId, id, { carrier: carrier.carrier, carrier_call_id: carrier.carrierCallId });
+    // Conditional on the call being open: an abort that locked the row first (and so saw no carrier id to hang
+    // up) makes this write nothing, and the dialer hangs up itself; one that comes after sees the id.
+    const result = await this.scope.db
+      .updateTable('calls')
+      .set({ carrier: carrier.carrier, carrier_call_id: carrier.carrierCallId })
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .where('status', 'in', OPEN_CALL_STATUSES)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   setArtifacts(
