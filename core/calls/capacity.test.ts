@@ -6,8 +6,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../clock.ts';
 import { MemoryCoordinator } from '../coord/memory.ts';
+import type { PhoneNumberRecord, Store } from '../store/types.ts';
 import { CALL_CPU_MS_PER_SECOND, defaultMaxCalls, type LoopLag, NodeAdmission } from './capacity.ts';
 import { CAPACITY_LEASE_MS, GatewayFleet } from './fleet.ts';
+import { IncomingCalls } from './incoming.ts';
+import { LiveCallSlots } from './live-slots.ts';
 
 describe('defaultMaxCalls', () => {
   it('plans 70% of one and a half cores at the measured cost of a call', () => {
@@ -78,5 +81,43 @@ describe('GatewayFleet capacity', () => {
   it('refuses a node id that cannot be told apart from its figure', async () => {
     const fleet = new GatewayFleet(new MemoryCoordinator({ clock: new ManualClock(0) }));
     await assert.rejects(fleet.join('a|b', undefined, { capacity: () => 1 }), RangeError);
+  });
+});
+
+describe('incoming calls while the fleet is full', () => {
+  it('are answered with the busy message before any slot, hold or call is made', async () => {
+    const coord = new MemoryCoordinator({ clock: new ManualClock(0) });
+    const slots = new LiveCallSlots(coord);
+    const untouchable = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('the store was used for a call there is no room for');
+        },
+      },
+    ) as Store;
+    let room = 0;
+    const incoming = new IncomingCalls({ store: untouchable, slots, fleetRoom: async () => room });
+    const number = { id: 'pn_1', workspaceId: 'ws_1', number: '+918000000001', agentId: 'ag_1' };
+    const verdict = await incoming.admit({
+      number: number as PhoneNumberRecord,
+      from: '+919812300001',
+      carrier: 'sandbox',
+      carrierCallId: 'CA1',
+    });
+    assert.deepEqual(verdict, { kind: 'busy', reason: 'no media gateway has room for another call' });
+    assert.equal((await slots.holders('ws_1')).size, 0);
+    room = 1;
+    await assert.rejects(
+      incoming.admit({
+        number: number as PhoneNumberRecord,
+        from: '+919812300001',
+        carrier: 'sandbox',
+        carrierCallId: 'CA2',
+      }),
+      /the store was used/,
+      'with room, admission goes on to the store',
+    );
+    await coord.close();
   });
 });
