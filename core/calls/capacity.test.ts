@@ -7,7 +7,13 @@ import { describe, it } from 'node:test';
 import { ManualClock } from '../clock.ts';
 import { MemoryCoordinator } from '../coord/memory.ts';
 import type { PhoneNumberRecord, Store } from '../store/types.ts';
-import { CALL_CPU_MS_PER_SECOND, defaultMaxCalls, type LoopLag, NodeAdmission } from './capacity.ts';
+import {
+  CALL_CPU_MS_PER_SECOND,
+  defaultMaxCalls,
+  EventLoopLag,
+  type LoopLag,
+  NodeAdmission,
+} from './capacity.ts';
 import { CAPACITY_LEASE_MS, GatewayFleet } from './fleet.ts';
 import { IncomingCalls } from './incoming.ts';
 import { LiveCallSlots } from './live-slots.ts';
@@ -119,5 +125,29 @@ describe('incoming calls while the fleet is full', () => {
       'with room, admission goes on to the store',
     );
     await coord.close();
+  });
+});
+
+describe('EventLoopLag', () => {
+  it('reads a blocked event loop as late, and a free one as on time', async () => {
+    const lag = new EventLoopLag(200);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 450));
+      const before = lag.lagMs();
+      const until = Date.now() + 250;
+      while (Date.now() < until) {
+        // Busy: nothing else runs on the loop for 250 ms.
+      }
+      // The stall shows in the window that saw it, for one window.
+      let seen = 0;
+      for (let i = 0; i < 10; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        seen = Math.max(seen, lag.lagMs());
+      }
+      assert.ok(seen >= 150, `a 250 ms stall reads ${seen} ms late`);
+      assert.ok(before < 150, `an idle loop read ${before} ms late`);
+    } finally {
+      lag.stop();
+    }
   });
 });
