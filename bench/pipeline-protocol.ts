@@ -138,6 +138,8 @@ export interface RunSpec {
   seed: number;
   /** Keep the session's answering machine detection on (its default; off for inbound calls). */
   voicemail: boolean;
+  /** The agent's `behavior.speculative_replies`: replies start before the turn is confirmed. */
+  speculative: boolean;
   /** Write a CPU profile of the measured window here (V8 inspector, in process). */
   cpuProfilePath: string | undefined;
 }
@@ -190,6 +192,10 @@ export interface RunResult {
   errors: Record<string, number>;
   firstError: string | undefined;
   interruptions: number;
+  /** Whether the agent started replies before the turn was confirmed (`RunSpec.speculative`). */
+  speculative: boolean;
+  /** Replies started before the turn was confirmed: started, used as the turn's answer, discarded. */
+  speculation: { started: number; used: number; discarded: number };
   cpuMs: number;
   wallMs: number;
   /** Sum over sessions of the time each was live. */

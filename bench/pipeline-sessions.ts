@@ -93,6 +93,7 @@ const AGENT: AgentSettings = {
     silence_reprompt_secs: 0,
     silence_reprompt_message: '',
     dnc_on_opt_out: false,
+    speculative_replies: true,
   },
   analysis: { enabled: false },
   tools: [],
@@ -141,6 +142,8 @@ interface Shared {
   silence: Int16Array;
   /** Answering machine detection over the first seconds of each call (the session's default) or not. */
   voicemail: boolean;
+  /** The agent's `behavior.speculative_replies`. */
+  speculative: boolean;
   onError: (stage: string, message: string) => void;
 }
 
@@ -168,6 +171,8 @@ class SimulatedCall {
   stoppedAtMs = 0;
   timeouts = 0;
   interruptions = 0;
+  /** Replies started before the turn was confirmed, and what became of them. */
+  readonly speculation = { started: 0, used: 0, discarded: 0 };
   /** The session's last events (call time ms:type) when a reply first timed out, to tell why. */
   timeoutTrace: string | undefined;
   private readonly recent: string[] = [];
@@ -260,13 +265,14 @@ class SimulatedCall {
       this.firstAudios[this.firstAudios.length - 1] = performance.now();
     };
     const session = new CallSession({
-      agent: AGENT,
+      agent: { ...AGENT, behavior: { ...AGENT.behavior, speculative_replies: this.shared.speculative } },
       variables: {},
       engines: this.shared.engines,
       output: carrier,
       ...(this.shared.voicemail ? {} : { voicemail: false as const }),
       onEvent: (event) => this.onEvent(event),
       onLatency: (latency, account) => this.latencies.push({ latency, account }),
+      onSpeculation: (outcome) => this.speculation[outcome]++,
     });
     carrier.onAck = (name, dropped) => session.playbackAck(name, dropped);
     this.carrier = carrier;
@@ -439,6 +445,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
     turns: spec.turns,
     silence: new Int16Array(FRAME_SAMPLES),
     voicemail: spec.voicemail,
+    speculative: spec.speculative,
     onError: recorder.record,
   };
 
@@ -514,6 +521,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
   let unpaired = 0;
   let timeouts = 0;
   let interruptions = 0;
+  const speculation = { started: 0, used: 0, discarded: 0 };
   let sessionMs = 0;
   let spoken = 0;
   const bench: number[] = [];
@@ -526,6 +534,9 @@ async function run(spec: RunSpec): Promise<RunResult> {
     timeouts += call.timeouts;
     if (call.timeoutTrace && timeoutTraces.length < MAX_TIMEOUT_TRACES) timeoutTraces.push(call.timeoutTrace);
     interruptions += call.interruptions;
+    speculation.started += call.speculation.started;
+    speculation.used += call.speculation.used;
+    speculation.discarded += call.speculation.discarded;
     spoken += call.utterancesSpoken;
     if (call.startedAtMs > 0) sessionMs += (call.stoppedAtMs || end.cpu.wallMs) - call.startedAtMs;
   }
@@ -547,6 +558,8 @@ async function run(spec: RunSpec): Promise<RunResult> {
     errors: recorder.errors,
     firstError: recorder.first(),
     interruptions,
+    speculative: spec.speculative,
+    speculation,
     cpuMs: cpuMs(start.cpu, end.cpu),
     wallMs: end.cpu.wallMs - start.cpu.wallMs,
     sessionSeconds: sessionMs / 1000,

@@ -4,6 +4,7 @@
  *
  *   npm run bench:pipeline -- [--sessions 1,50,200] [--turns 3] [--runs 1] [--json] [--spread 4000]
  *                             [--voicemail] [--cpu-prof] [--cpu-prof-dir DIR] [--turn-log FILE] [--no-parts]
+ *                             [--speculative on|off|both]
  *
  * Three kinds of process:
  * - this one: makes the caller's lines once with eSpeak NG, starts the others, samples CPU, prints;
@@ -41,6 +42,9 @@
  * `--cpu-prof` writes a CPU profile of each measured window and prints where the time went; `--turn-log` appends
  * every turn's figures, and each run's timeline (per second: live sessions, CPU, frame lateness), to a file as
  * JSON lines.
+ * Replies started before the turn is confirmed (the agent's `behavior.speculative_replies`, on unless
+ * `--speculative off`; `both` measures each N with it off, then on, in the same run): how many were started, used
+ * and discarded, the discarded share, and the model requests each answered turn added (discarded starts per turn).
  * With `--json` the last line is one JSON object. Everything started is stopped, on failure too.
  */
 import { execFileSync } from 'node:child_process';
@@ -92,6 +96,8 @@ interface Options {
   parts: boolean;
   turnLog: string | undefined;
   voicemail: boolean;
+  /** Agent `behavior.speculative_replies` per measurement: [true], [false], or off then on. */
+  speculative: boolean[];
 }
 
 function positiveInteger(name: string, text: string): number {
@@ -99,6 +105,13 @@ function positiveInteger(name: string, text: string): number {
   if (!Number.isInteger(value) || value < 1)
     throw new Error(`--${name}: expected a positive integer, got "${text}"`);
   return value;
+}
+
+function speculativeModes(text: string): boolean[] {
+  if (text === 'on') return [true];
+  if (text === 'off') return [false];
+  if (text === 'both') return [false, true];
+  throw new Error(`--speculative: expected on, off or both, got "${text}"`);
 }
 
 function parseOptions(argv: string[]): Options {
@@ -115,6 +128,7 @@ function parseOptions(argv: string[]): Options {
       'turn-log': { type: 'string' },
       voicemail: { type: 'boolean', default: false },
       'no-parts': { type: 'boolean', default: false },
+      speculative: { type: 'string', default: 'on' },
     },
     strict: true,
   });
@@ -138,6 +152,7 @@ function parseOptions(argv: string[]): Options {
     parts,
     turnLog: values['turn-log'] === undefined ? undefined : path.resolve(values['turn-log']),
     voicemail: values.voicemail === true,
+    speculative: speculativeModes(values.speculative ?? 'on'),
   };
 }
 
@@ -264,6 +279,15 @@ interface Figures {
   unpaired_sessions: number;
   errors: number;
   interruptions: number;
+  /** The agent's `behavior.speculative_replies` in this run (1 on, 0 off). */
+  speculative: number;
+  /** Replies started before the turn was confirmed; used as the answer; discarded (a model request thrown away). */
+  speculative_started: number;
+  speculative_used: number;
+  speculative_discarded: number;
+  /** Share of early starts discarded, and model requests discarded per answered turn (spend added per turn). */
+  speculative_discarded_pct: number;
+  discarded_requests_per_turn: number;
   voice_to_voice_p50_ms: number;
   voice_to_voice_p95_ms: number;
   overhead_p50_ms: number;
@@ -417,6 +441,14 @@ function figuresOf(
     unpaired_sessions: result.unpairedSessions,
     errors,
     interruptions: result.interruptions,
+    speculative: result.speculative ? 1 : 0,
+    speculative_started: result.speculation.started,
+    speculative_used: result.speculation.used,
+    speculative_discarded: result.speculation.discarded,
+    speculative_discarded_pct: round(
+      (100 * result.speculation.discarded) / Math.max(1, result.speculation.started),
+    ),
+    discarded_requests_per_turn: round(result.speculation.discarded / Math.max(1, turns.length), 3),
     voice_to_voice_p50_ms: round(percentile(v2v, 0.5)),
     voice_to_voice_p95_ms: round(percentile(v2v, 0.95)),
     overhead_p50_ms: round(percentile(overhead, 0.5), 2),
@@ -511,6 +543,7 @@ async function runOnce(
   utterances: CallerUtterance[],
   sessions: number,
   run: number,
+  speculative: boolean,
 ): Promise<RunOutcome> {
   const execArgv = ['--import', 'tsx', '--expose-gc'];
   const child: SessionsChild = new BenchChild(
@@ -529,7 +562,10 @@ async function runOnce(
     await child.next('ready', START_TIMEOUT_MS);
     const profileDir = options.cpuProfDir ?? (options.parts ? partsDir() : undefined);
     const cpuProfilePath = profileDir
-      ? path.join(profileDir, `pipeline-sessions-${sessions}-run${run}.cpuprofile`)
+      ? path.join(
+          profileDir,
+          `pipeline-sessions-${sessions}-run${run}${speculative ? '' : '-nospec'}.cpuprofile`,
+        )
       : undefined;
     child.send({
       type: 'run',
@@ -541,6 +577,7 @@ async function runOnce(
         spreadMs: sessions === 1 ? 0 : options.spreadMs,
         seed: 1000 * run + sessions,
         voicemail: options.voicemail,
+        speculative,
         cpuProfilePath,
       },
     });
@@ -606,6 +643,9 @@ const SUMMED: ReadonlyArray<keyof Figures> = [
   'errors',
   'interruptions',
   'overhead_mismatches',
+  'speculative_started',
+  'speculative_used',
+  'speculative_discarded',
 ];
 
 function combine(runs: Figures[]): Figures {
@@ -631,7 +671,7 @@ function report(figures: Figures, outcomes: RunOutcome[], runs: number): string[
   for (const o of outcomes)
     for (const [k, v] of Object.entries(o.reasons)) reasons[k] = (reasons[k] ?? 0) + v;
   const lines = [
-    `N=${f.sessions}  turns measured ${f.turns} of ${f.turns_spoken} spoken` +
+    `N=${f.sessions}${f.speculative ? '' : ' (speculative replies OFF)'}  turns measured ${f.turns} of ${f.turns_spoken} spoken` +
       (runs > 1 ? ` (${runs} runs; figures are medians of the runs)` : '') +
       `  timeouts ${f.timeouts}  errors ${f.errors}  sessions with unpaired turns ${f.unpaired_sessions}` +
       `  turn ends: ${Object.entries(reasons)
@@ -649,6 +689,10 @@ function report(figures: Figures, outcomes: RunOutcome[], runs: number): string[
     `  benchmark clock: voice to voice p50 ${fmt(f.bench_voice_to_voice_p50_ms)} p95 ${fmt(f.bench_voice_to_voice_p95_ms)} ms;` +
       ` minus the engines' ${n.stt + n.llmFirstClause + n.tts} ms as served = unaccounted p50 ${fmt(f.unaccounted_p50_ms)}` +
       ` p95 ${fmt(f.unaccounted_p95_ms)} ms`,
+    `  replies started before the turn was confirmed: ${f.speculative ? 'on' : 'off'}; started ${f.speculative_started},` +
+      ` used ${f.speculative_used}, discarded ${f.speculative_discarded}` +
+      ` (discarded share ${fmt(f.speculative_discarded_pct)}%); model spend added: ${fmt(f.discarded_requests_per_turn, 3)}` +
+      ` discarded requests per answered turn`,
     `  session's speech end minus the true one: p50 ${fmt(f.speech_end_error_p50_ms)} ms;` +
       ` stale (> ${STALE_SPEECH_END_MS} ms early) in ${f.speech_end_stale_turns} turns,` +
       ` late (> ${LATE_SPEECH_END_MS} ms, at the STT commit) in ${f.speech_end_late_turns} turns;` +
@@ -741,17 +785,27 @@ async function main(): Promise<void> {
   const ready = await engines.next('ready', START_TIMEOUT_MS);
   for (const url of Object.values(ready.urls)) assertLoopback(url);
 
-  const outcomes = new Map<number, RunOutcome[]>();
+  const outcomes = new Map<string, RunOutcome[]>();
+  const keyOf = (sessions: number, speculative: boolean) =>
+    `${sessions}${speculative ? '' : '_no_speculative'}`;
   for (let run = 1; run <= options.runs; run++) {
     for (const sessions of options.sessions) {
-      log(`run ${run}/${options.runs}: ${sessions} sessions x ${options.turns} turns...`);
-      const outcome = await runOnce(options, engines, ready.urls, utterances, sessions, run);
-      const f = outcome.figures;
-      log(
-        `  v2v p50 ${fmt(f.voice_to_voice_p50_ms)} overhead p50 ${fmt(f.overhead_p50_ms, 2)} p95 ${fmt(f.overhead_p95_ms, 2)}` +
-          ` unaccounted p50 ${fmt(f.unaccounted_p50_ms)}; cpu ${fmt(f.cpu_ms_per_session_second, 2)} ms/session-s; ${f.turns} turns`,
-      );
-      outcomes.set(sessions, [...(outcomes.get(sessions) ?? []), outcome]);
+      for (const speculative of options.speculative) {
+        log(
+          `run ${run}/${options.runs}: ${sessions} sessions x ${options.turns} turns` +
+            ` (speculative replies ${speculative ? 'on' : 'off'})...`,
+        );
+        const outcome = await runOnce(options, engines, ready.urls, utterances, sessions, run, speculative);
+        const f = outcome.figures;
+        log(
+          `  v2v p50 ${fmt(f.voice_to_voice_p50_ms)} bench v2v p50 ${fmt(f.bench_voice_to_voice_p50_ms)}` +
+            ` overhead p50 ${fmt(f.overhead_p50_ms, 2)} p95 ${fmt(f.overhead_p95_ms, 2)}` +
+            ` unaccounted p50 ${fmt(f.unaccounted_p50_ms)}; cpu ${fmt(f.cpu_ms_per_session_second, 2)} ms/session-s;` +
+            ` ${f.turns} turns; early starts ${f.speculative_started}, discarded ${f.speculative_discarded}`,
+        );
+        const key = keyOf(sessions, speculative);
+        outcomes.set(key, [...(outcomes.get(key) ?? []), outcome]);
+      }
     }
   }
   await cleanUp();
@@ -770,10 +824,13 @@ async function main(): Promise<void> {
   console.log(`load after:  ${loadAfter}`);
   const json: Record<string, unknown> = {};
   for (const sessions of options.sessions) {
-    const list = outcomes.get(sessions) ?? [];
-    const figures = combine(list.map((o) => o.figures));
-    for (const line of report(figures, list, options.runs)) console.log(line);
-    json[`sessions_${sessions}`] = figures;
+    for (const speculative of options.speculative) {
+      const key = keyOf(sessions, speculative);
+      const list = outcomes.get(key) ?? [];
+      const figures = combine(list.map((o) => o.figures));
+      for (const line of report(figures, list, options.runs)) console.log(line);
+      json[`sessions_${key}`] = figures;
+    }
   }
   for (const list of outcomes.values()) {
     for (const o of list) {

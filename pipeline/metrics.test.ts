@@ -33,3 +33,19 @@ test('histograms are exported with engine and language labels', async () => {
   );
   assert.match(text, /pipeline_turn_pipeline_overhead_ms_bucket\{le="5",stt="deepgram"/);
 });
+
+test('replies started before the turn was confirmed are counted by outcome and discard reason', async () => {
+  const registry = new Registry();
+  const metrics = new PipelineMetrics(registry);
+  metrics.speculation('started', undefined, 'openai');
+  metrics.speculation('started', undefined, 'openai');
+  metrics.speculation('used', undefined, 'openai');
+  metrics.speculation('discarded', 'caller_resumed', 'openai');
+  const text = await registry.metrics();
+  assert.match(text, /pipeline_speculative_replies_total\{outcome="started",reason="",llm="openai"\} 2/);
+  assert.match(text, /pipeline_speculative_replies_total\{outcome="used",reason="",llm="openai"\} 1/);
+  assert.match(
+    text,
+    /pipeline_speculative_replies_total\{outcome="discarded",reason="caller_resumed",llm="openai"\} 1/,
+  );
+});

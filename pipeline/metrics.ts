@@ -1,5 +1,6 @@
-import { Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import { type CallLatency, LATENCY_FIELDS, type TurnLatency } from '../core/store/call-latency.ts';
+import type { DiscardReason, SpeculationOutcome } from './speculative-reply.ts';
 
 export interface LatencyLabels {
   stt: string;
@@ -11,8 +12,17 @@ export interface LatencyLabels {
 /** The per-turn histograms in /metrics; one instance per process, shared by every call. */
 export class PipelineMetrics {
   private readonly histograms: Record<keyof TurnLatency, Histogram<'stt' | 'llm' | 'tts' | 'language'>>;
+  private readonly speculative: Counter<'outcome' | 'reason' | 'llm'>;
 
   constructor(registry: Registry) {
+    this.speculative = new Counter({
+      name: 'pipeline_speculative_replies_total',
+      help:
+        'Replies started before the caller turn was confirmed (behavior.speculative_replies), by outcome: started, ' +
+        'used (the turn answer) or discarded (a model request thrown away; reason says why)',
+      labelNames: ['outcome', 'reason', 'llm'] as const,
+      registers: [registry],
+    });
     const buckets = [5, 10, 25, 50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 5000];
     this.histograms = Object.fromEntries(
       LATENCY_FIELDS.map((field) => [
@@ -30,6 +40,11 @@ export class PipelineMetrics {
 
   observe(turn: TurnLatency, labels: LatencyLabels): void {
     for (const field of LATENCY_FIELDS) this.histograms[field].observe(labels, turn[field]);
+  }
+
+  /** A reply started before the turn was confirmed, and what became of it. */
+  speculation(outcome: SpeculationOutcome, reason: DiscardReason | undefined, llm: string): void {
+    this.speculative.inc({ outcome, reason: reason ?? '', llm });
   }
 }
 

@@ -60,6 +60,13 @@ export interface ReplyContext {
   onAction?: (action: DialogAction) => void;
   /** The call's on_call tool runs (absent when no tools are offered). */
   tools?: ToolRuns;
+  /**
+   * A reply started before the caller's turn was confirmed (speculative-reply.ts): the model is asked with
+   * `conversation` (the history with the caller's words as they stood), and until `confirmed` resolves true the
+   * reply changes nothing outside itself: only its first clause is spoken, its messages do not join `history`,
+   * and function calls wait. Resolving false ends it there.
+   */
+  speculative?: { conversation: ChatMessage[]; confirmed: Promise<boolean> };
 }
 
 /**
@@ -93,13 +100,20 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
     return joined;
   };
 
+  // Unconfirmed, the conversation is the one the reply was started on, and only the first clause is spoken.
+  let unconfirmed = ctx.speculative;
+  const confirmed = async () => !unconfirmed || (await unconfirmed.confirmed);
+
   const say = (text: string) => {
     const clause = text.trim();
     if (!clause || signal.aborted) return;
     spoken.push(clause);
     timings.firstClauseAtWallMs ??= ctx.wallNow();
+    const first = spoken.length === 1;
     speech = speech
-      .then(() => speak(local, clause, timings))
+      .then(async () => {
+        if (first || (await confirmed())) await speak(local, clause, timings);
+      })
       .catch((error: unknown) => {
         if (ctx.signal.aborted) return;
         failure ??= { stage: 'tts', error: asError(error) };
@@ -125,7 +139,7 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
     let text = '';
     try {
       for await (const event of ctx.llm.chat({
-        messages: [{ role: 'system', content: turn.system }, ...ctx.history],
+        messages: [{ role: 'system', content: turn.system }, ...(unconfirmed?.conversation ?? ctx.history)],
         functions: turn.functions,
         signal,
       })) {
@@ -145,6 +159,11 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
     }
     for (const clause of splitter.flush()) say(clause);
     if (signal.aborted) break;
+    // Nothing joins the conversation, and no function runs, before the turn is confirmed.
+    if (unconfirmed) {
+      if (!(await confirmed()) || signal.aborted) break;
+      unconfirmed = undefined;
+    }
     if (calls.length === 0) {
       const content = recorded(text.trim());
       if (content) ctx.history.push({ role: 'assistant', content });

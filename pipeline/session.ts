@@ -3,7 +3,7 @@ import type { CallLatency, TurnLatency } from '../core/store/call-latency.ts';
 import { type OnCallTools, onCallToolsOf } from '../core/tools/on-call.ts';
 import type { ToolRunOutcome } from '../core/tools/runner.ts';
 import type { ChatMessage, LanguageModel } from '../engines/llm/types.ts';
-import { isUnrecognizedSpeech, UNRECOGNIZED_SPEECH } from '../engines/llm/unrecognized-speech.ts';
+import { UNRECOGNIZED_SPEECH } from '../engines/llm/unrecognized-speech.ts';
 import { transcribesLanguage } from '../engines/stt/language.ts';
 import type { SpeechToText, SttEvent, SttStream } from '../engines/stt/types.ts';
 import type { VoiceActivityDetector } from '../engines/vad/types.ts';
@@ -14,8 +14,18 @@ import { FailureCount, type FailureStage, fallbackLine } from './fallback.ts';
 import { type LatencyAccount, LatencyLog } from './latency.ts';
 import type { PlayoutSink } from './playout.ts';
 import type { CallRecorder } from './recorder.ts';
-import { generateReply, type Speaker } from './reply.ts';
+import { generateReply, type ReplyAudioSink, type ReplyResult, type Speaker } from './reply.ts';
 import { repromptLine, type SilenceAction, SilenceWatch, silenceGoodbyeLine } from './silence.ts';
+import {
+  addCallerMessage,
+  conversationBasis,
+  type DiscardReason,
+  type EarlyReply,
+  type SpeculationOutcome,
+  SpeculativeReplies,
+  withCallerMessage,
+  worthStartingEarly,
+} from './speculative-reply.ts';
 import { ToolRuns } from './tool-runs.ts';
 import { Transcript, type TranscriptTurn } from './transcript.ts';
 import { lateWordsInterruption } from './turn/barge-in.ts';
@@ -122,6 +132,11 @@ export interface SessionOptions {
    * `recognized` whether the turn answered had words.
    */
   onLatency?: (latency: TurnLatency, account: LatencyAccount, turn: { recognized: boolean }) => void;
+  /**
+   * Each reply started before the caller's turn was confirmed (`behavior.speculative_replies`): `started`, then
+   * `used` or `discarded` (with why). A discarded one cost a model request (and maybe a first clause's speech).
+   */
+  onSpeculation?: (outcome: SpeculationOutcome, reason?: DiscardReason) => void;
 }
 
 /**
@@ -142,6 +157,7 @@ export class CallSession {
   private readonly controller = new AbortController();
   private readonly machine: AnsweringMachine | null;
   private readonly tools: ToolRuns | undefined;
+  private readonly early: SpeculativeReplies;
   private ending: SessionEndReason | null = null;
   private muted = false;
   /**
@@ -203,8 +219,14 @@ export class CallSession {
         sttError: (error) => this.emit({ type: 'error', stage: 'stt', message: error.message }),
         recognitionLost: (error) => this.onRecognitionLost(error),
         deaf: (error) => this.onDeaf(error),
+        earlyWords: (text) => this.onEarlyWords(text),
       },
       wallNow,
+    );
+    this.early = new SpeculativeReplies(
+      (text, hooks) => this.startReply('early', hooks.signal, hooks.sink, { ...hooks, text }),
+      wallNow,
+      options.onSpeculation,
     );
     this.voice = new AgentVoice({
       output: options.output,
@@ -259,6 +281,7 @@ export class CallSession {
   /** Live control: muted, the agent listens and keeps the transcript but does not speak; it stops at once. */
   setMuted(muted: boolean): void {
     this.muted = muted;
+    if (muted) this.early.withdraw('stopped');
     if (muted && this.voice.current) this.voice.stop(true);
   }
 
@@ -290,6 +313,7 @@ export class CallSession {
 
   private finish(): void {
     if (!this.outcome) return;
+    this.early.withdraw('stopped');
     this.controller.abort();
     this.voice.current?.controller.abort();
     this.machine?.stop();
@@ -340,12 +364,38 @@ export class CallSession {
     this.keepCallerTurn(turn);
     // A reply still being prepared for the previous words is replaced: the caller said more.
     if (this.voice.current && this.voice.current.kind !== 'closing') this.voice.stop(false);
-    this.addCallerMessage(turn.recognized ? turn.text : UNRECOGNIZED_SPEECH);
+    addCallerMessage(this.history, turn.recognized ? turn.text : UNRECOGNIZED_SPEECH);
+    // A reply started early on these words, in this conversation, is this turn's answer.
+    const started = turn.recognized
+      ? this.early.claim(turn.text, conversationBasis(this.history, this.dialog.currentNode()))
+      : null;
+    if (!turn.recognized) this.early.withdraw('turn_differs');
     if (turn.recognized && this.options.agent.behavior.dnc_on_opt_out && isOptOutRequest(turn.text)) {
+      started?.discard('stopped');
       this.optOut(turn.atMs);
       return;
     }
-    if (!this.muted && !this.voice.current) void this.runReply(turn);
+    if (!this.muted && !this.voice.current) void this.runReply(turn, started);
+    else started?.discard('stopped');
+  }
+
+  /**
+   * The caller stopped after `text` and the turn is undecided: the reply starts now (held back until the turn
+   * is confirmed with the same words). Null: the caller went on.
+   */
+  private onEarlyWords(text: string | null): void {
+    if (text === null) {
+      this.early.withdraw('caller_resumed');
+      return;
+    }
+    const { behavior } = this.options.agent;
+    if (!behavior.speculative_replies || !worthStartingEarly(text, behavior.endpointing_ms)) return;
+    // Only when the reply would start at once: nothing else under way, and nothing the reply must wait for.
+    if (this.ending || this.muted || this.machine?.detected || this.voice.current) return;
+    if (this.cutByWordlessSpeech || this.tools?.busy) return;
+    if (behavior.dnc_on_opt_out && isOptOutRequest(text)) return;
+    const conversation = withCallerMessage(this.history, text);
+    this.early.offer(text, conversationBasis(conversation, this.dialog.currentNode()));
   }
 
   /** The caller asked not to be called again: acknowledged in one line, then the call ends. */
@@ -365,14 +415,6 @@ export class CallSession {
       endMs: turn.speechEndMs,
       interrupted: false,
     });
-  }
-
-  /** Consecutive caller turns are one message; a turn without words adds nothing to one that has some. */
-  private addCallerMessage(content: string): void {
-    const last = this.history.at(-1);
-    if (last?.role !== 'user') this.history.push({ role: 'user', content });
-    else if (isUnrecognizedSpeech(last.content)) last.content = content;
-    else if (!isUnrecognizedSpeech(content)) last.content = `${last.content} ${content}`;
   }
 
   /**
@@ -484,31 +526,27 @@ export class CallSession {
   private onVoicemail(evidence: VoicemailEvidence[], action: VoicemailAction): void {
     if (this.ending) return;
     this.emit({ type: 'voicemail_detected', atMs: this.time.audioMs, action, evidence });
-    // Whatever the agent was saying, the machine was not listening.
+    // Whatever the agent was saying, or was about to, the machine was not listening.
+    this.early.withdraw('stopped');
     this.voice.stop(true);
     if (action === 'hangup') this.end('voicemail');
   }
 
-  /** `caller`: the turn answered, for its latency; null when answering again (no new words to time). */
-  private async runReply(caller: CallerTurn | null): Promise<void> {
+  /**
+   * `caller`: the turn answered, for its latency; null when answering again (no new words to time). `early`: a
+   * reply already started for the turn's words, which this turn adopts.
+   */
+  private async runReply(caller: CallerTurn | null, early: EarlyReply | null = null): Promise<void> {
+    if (!early) this.early.withdraw('conversation_changed');
     const turn = this.voice.begin('reply', {
       interruptible: this.dialog.turnContext().allowInterrupt,
       node: this.dialog.currentNode(),
     });
-    const { agent, engines } = this.options;
-    const result = await generateReply({
-      turnId: turn.id,
-      signal: turn.controller.signal,
-      history: this.history,
-      dialog: this.dialog,
-      llm: engines.llm,
-      speaker: engines.speaker,
-      voice: { voiceId: agent.voice.voice_id, language: agent.voice.language },
-      sink: this.voice.sink(turn),
-      wallNow: () => this.time.wallNow(),
-      onAction: (action) => this.onAction(action),
-      ...(this.tools ? { tools: this.tools } : {}),
-    });
+    const sink = this.voice.sink(turn);
+    const signal = turn.controller.signal;
+    const result = early
+      ? await early.adopt(turn.id, sink, signal)
+      : await this.startReply(turn.id, signal, sink);
     if (turn.controller.signal.aborted) return;
     const latency = result.failure || !caller ? null : this.latency.record(caller, result.timings);
     if (latency && caller)
@@ -516,8 +554,40 @@ export class CallSession {
     await this.completeTurn(turn, result.failure, result.endCall !== undefined);
   }
 
+  /** A reply's model and speech; `speculative` when it starts before the caller's turn is confirmed. */
+  private startReply(
+    turnId: string,
+    signal: AbortSignal,
+    sink: ReplyAudioSink,
+    speculative?: { text: string; confirmed: Promise<boolean> },
+  ): Promise<ReplyResult> {
+    const { agent, engines } = this.options;
+    return generateReply({
+      turnId,
+      signal,
+      history: this.history,
+      dialog: this.dialog,
+      llm: engines.llm,
+      speaker: engines.speaker,
+      voice: { voiceId: agent.voice.voice_id, language: agent.voice.language },
+      sink,
+      wallNow: () => this.time.wallNow(),
+      onAction: (action) => this.onAction(action),
+      ...(this.tools ? { tools: this.tools } : {}),
+      ...(speculative
+        ? {
+            speculative: {
+              conversation: withCallerMessage(this.history, speculative.text),
+              confirmed: speculative.confirmed,
+            },
+          }
+        : {}),
+    });
+  }
+
   /** Speaks a fixed line as its own turn: the opening, a fallback line, the voicemail message. */
   private async speakLine(kind: Exclude<AgentTurnKind, 'reply'>, text: string): Promise<void> {
+    this.early.withdraw('stopped');
     const turn = this.voice.begin(kind, {
       interruptible: kind !== 'voicemail' && kind !== 'closing' && this.dialog.turnContext().allowInterrupt,
       node: this.dialog.currentNode(),

@@ -60,6 +60,12 @@ const behavior = z
       .describe(
         'default true: a caller who clearly asks not to be called again (English, Hindi, Hinglish) is put on the do-not-call list (reason opt_out, with the call id); the agent acknowledges and ends the call',
       ),
+    speculative_replies: z
+      .boolean()
+      .optional()
+      .describe(
+        "default true: the reply starts (model request, speech of its first clause) as soon as the caller stops and the speech-to-text has their words, while the end of the turn is still being decided; it plays the moment the turn ends with the same words, and is discarded unheard (requests aborted, nothing in the transcript, recording, events or the model's history) when the caller goes on. Not for text that calls for more ('and', 'aur'). Costs the discarded model requests",
+      ),
   })
   .strict();
 

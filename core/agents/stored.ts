@@ -92,6 +92,7 @@ const behavior = z.object({
   silence_reprompt_secs: z.number().int(),
   silence_reprompt_message: z.string(),
   dnc_on_opt_out: z.boolean(),
+  speculative_replies: z.boolean(),
 });
 
 export const agentSettingsSchema = z.object({

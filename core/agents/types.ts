@@ -65,6 +65,12 @@ export interface AgentBehavior {
    * `opt_out`, with the call's id); the agent acknowledges and ends the call.
    */
   dnc_on_opt_out: boolean;
+  /**
+   * The reply starts (model, and the speech of its first clause) as soon as the caller has stopped and the STT
+   * has given their words, while the turn-end policy is still deciding; it plays the moment the turn ends with
+   * the same words, and is discarded unheard when the caller goes on. Faster answers for some extra model spend.
+   */
+  speculative_replies: boolean;
 }
 
 /** What the post-call analysis writes about each call of the agent; prompts left out use generic defaults. */
@@ -192,6 +198,7 @@ export const DEFAULT_BEHAVIOR: AgentBehavior = {
   silence_reprompt_secs: 6,
   silence_reprompt_message: '',
   dnc_on_opt_out: true,
+  speculative_replies: true,
 };
 
 export const DEFAULT_END_CALL: EndCallSettings = {

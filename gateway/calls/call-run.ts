@@ -197,6 +197,7 @@ export class CallRun {
         }
         for (const out of liveEventsOf(event)) publish(out);
       },
+      onSpeculation: (outcome, reason) => deps.metrics?.speculation(outcome, reason, deps.engineNames.llm),
       onLatency: (latency, _account, turn) =>
         deps.metrics?.observe(latency, {
           ...deps.engineNames,

@@ -38,6 +38,8 @@ export interface HarnessOptions {
   stt?: FakeOpenAiTranscriptionServer;
   /** Runs the agent's on_call tools. */
   tools?: SessionOptions['tools'];
+  /** Told of replies started before the caller's turn was confirmed. */
+  onSpeculation?: SessionOptions['onSpeculation'];
 }
 
 export class CallHarness {
@@ -56,6 +58,7 @@ export class CallHarness {
       output: this.carrier,
       ...(options.voicemail !== undefined ? { voicemail: options.voicemail } : {}),
       ...(options.tools ? { tools: options.tools } : {}),
+      ...(options.onSpeculation ? { onSpeculation: options.onSpeculation } : {}),
       onEvent: (event) => this.events.push({ atMs: this.nowMs, event }),
     });
     this.carrier.onAck = (name, dropped) => this.session.playbackAck(name, dropped);

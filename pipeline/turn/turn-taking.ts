@@ -76,6 +76,12 @@ export interface TurnTakingListener {
   recognitionLost(error: Error): void;
   /** Nothing can hear the caller any more: no STT, and the VAD failed. */
   deaf(error: Error): void;
+  /**
+   * While the turn is undecided: the caller's words as they stand once the caller has stopped and the STT has
+   * given them all (a reply may start on them), or null once the caller goes on (speech resumed, or words not
+   * yet final). The turn that ends may still have other words.
+   */
+  earlyWords?(text: string | null): void;
 }
 
 export interface TurnTakingSettings {
@@ -253,6 +259,7 @@ export class TurnTaking {
       // The caller goes on after a pause: still the same turn.
       this.pending = null;
       this.lapsed = null;
+      this.listener.earlyWords?.(null);
     } else {
       this.speaking = false;
       this.spokeThisTurn = true;
@@ -262,6 +269,7 @@ export class TurnTaking {
     }
     this.emitInterruptions(this.interruptions.onVad(event));
     this.onTurnEnd(this.endpointer.onVad(event));
+    if (event.type === 'speech_end') this.offerEarlyWords();
   }
 
   /** The agent's reply started playing (or stopped); the interruption policy needs to know. */
@@ -324,6 +332,17 @@ export class TurnTaking {
     if (lapsed && this.words.length > 0 && !this.pending && !this.speaking) {
       this.finishTurn({ ...lapsed, atMs: this.nowMs, endpointMs: this.nowMs - this.lastSpeechEndMs });
     }
+    if (event.type === 'final' || text !== '') this.offerEarlyWords();
+  }
+
+  /**
+   * The turn is still open: its words so far, when the caller has stopped and they are all in, may be answered
+   * early; new words not yet final mean the caller went on.
+   */
+  private offerEarlyWords(): void {
+    if (!this.listener.earlyWords || !this.recognizing || this.words.length === 0) return;
+    if (this.unconfirmedPartial) this.listener.earlyWords(null);
+    else if (!this.speaking && this.wordsComplete()) this.listener.earlyWords(this.words.join(' ').trim());
   }
 
   private onSttError(error: Error): void {

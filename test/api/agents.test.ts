@@ -91,6 +91,7 @@ for (const backend of await backends()) {
         silence_reprompt_secs: 6,
         silence_reprompt_message: '',
         dnc_on_opt_out: true,
+        speculative_replies: true,
       });
       assert.deepEqual(a.tools, []);
       assert.equal('flow' in a, false);

@@ -93,7 +93,8 @@ export class FakeOpenAiServer {
   }
 
   static async start(behaviour: Partial<FakeBehaviour> = {}): Promise<FakeOpenAiServer> {
-    const server = createServer({ noDelay: true });
+    // Keep-alive outlasts a suite's pauses, so a client never reuses a socket the fake is closing.
+    const server = createServer({ noDelay: true, keepAliveTimeout: 60_000 });
     const fake = new FakeOpenAiServer(server, behaviour);
     server.on('request', (req, res) => void fake.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -55,7 +55,8 @@ export class FakeOpenAiTranscriptionServer {
   }
 
   static async start(options: FakeTranscriptionServerOptions = {}): Promise<FakeOpenAiTranscriptionServer> {
-    const server = http.createServer();
+    // Keep-alive outlasts a suite's pauses, so a client never reuses a socket the fake is closing.
+    const server = http.createServer({ keepAliveTimeout: 60_000 });
     const fake = new FakeOpenAiTranscriptionServer(server, options);
     server.on('request', (req, res) => void fake.#handle(req, res));
     server.listen(0, '127.0.0.1');

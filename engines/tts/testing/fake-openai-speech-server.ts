@@ -90,7 +90,9 @@ export class FakeOpenAiSpeechServer {
   }
 
   static async start(behaviour: Partial<FakeSpeechBehaviour> = {}): Promise<FakeOpenAiSpeechServer> {
-    const server = createServer();
+    // Idle connections stay open longer than any pause between tests: a suite that blocks its event loop for
+    // seconds (large assertions) must not find the fake closing the keep-alive socket its client reuses.
+    const server = createServer({ keepAliveTimeout: 60_000 });
     const fake = new FakeOpenAiSpeechServer(server, { ...DEFAULT_BEHAVIOUR, ...behaviour });
     server.on('request', (req, res) => void fake.#handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
