@@ -117,7 +117,10 @@ describe('sandbox carrier: answered calls', () => {
     const tail = lag.slice(-10).sort((a, b) => a - b);
     const tailMedian = tail[Math.floor(tail.length / 2)] ?? 0;
     assert.ok(tailMedian < 60, `frames keep to real time (lag at the end ${tailMedian.toFixed(1)} ms)`);
-    assert.ok(Math.max(...lag) < 250, `no frame is held back long (worst lag ${Math.max(...lag).toFixed(1)} ms)`);
+    assert.ok(
+      Math.max(...lag) < 250,
+      `no frame is held back long (worst lag ${Math.max(...lag).toFixed(1)} ms)`,
+    );
     assert.ok(Math.min(...lag) > -60, `and never run ahead (${Math.min(...lag).toFixed(1)} ms)`);
     const summary = await waitForSummary(gw, 'call_silent');
     assert.equal(summary.inbound.rateLimited, 0);
