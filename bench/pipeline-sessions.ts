@@ -333,7 +333,7 @@ class SimulatedCall {
 
 interface Window {
   cpu: CpuSample;
-  silero: { runs: number; windows: number; skipped: number };
+  silero: { runs: number; windows: number; skipped: number; shed: number };
 }
 
 /** Runs callers on one frame clock until every one has hung up (or the deadline passes). */
@@ -590,6 +590,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
       runs: end.silero.runs - start.silero.runs,
       windows: end.silero.windows - start.silero.windows,
       skipped: end.silero.skipped - start.silero.skipped,
+      shed: end.silero.shed - start.silero.shed,
     },
     agentSamples,
     floors,
