@@ -63,10 +63,15 @@ export class GatewayFleet {
       await publish();
     };
     const every = Math.min(RENEW_EVERY_MS, this.leaseMs / 3, this.capacityLeaseMs / 3);
-    const timer = setInterval(() => keep().catch(reportError), every);
+    // A renewal still in flight when the node leaves must not put its presence back after the release.
+    let renewing: Promise<void> = Promise.resolve();
+    const timer = setInterval(() => {
+      renewing = keep().catch(reportError);
+    }, every);
     timer.unref();
     return async () => {
       clearInterval(timer);
+      await renewing;
       await slots.release(FLEET_SCOPE, nodeId).catch(reportError);
       if (published !== undefined) await slots.release(CAPACITY_SCOPE, published).catch(reportError);
     };

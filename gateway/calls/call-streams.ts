@@ -2,6 +2,7 @@ import type { NodeAdmission } from '../../core/calls/capacity.ts';
 import { onCallCommand } from '../../core/calls/control.ts';
 import { isTerminal } from '../../core/calls/state-machine.ts';
 import type { Coordinator, Unsubscribe } from '../../core/coord/types.ts';
+import type { CallRecord } from '../../core/store/types.ts';
 import type { MediaHandler, MediaHandlerFactory, StreamContext, StreamEvent } from '../media-handler.ts';
 import { callStatusEvent } from '../web/events.ts';
 import { CallRun, type CallRunDeps } from './call-run.ts';
@@ -14,6 +15,11 @@ const MAX_EARLY_FRAMES = 25;
 
 /** Why a stream was refused at a full node: the call's `error`, and the close frame's reason. */
 export const AT_CAPACITY_REASON = 'gateway_at_capacity';
+/**
+ * How long a stream for a full node waits for one of its calls to finish before it is refused: a call that ended
+ * elsewhere (an abort, a hang-up) winds down here for a moment after the dialers already see its room.
+ */
+const ROOM_WAIT_MS = 2_000;
 /** The `ended_reason` of a call refused by a full node. */
 export const AT_CAPACITY_ENDED_REASON = 'gateway-at-capacity';
 
@@ -37,6 +43,8 @@ export class CallStreams {
   /** Set once the drain window is over: a call answered from now on is ended at once. */
   private endingAll = false;
   private idleWaiters: Array<() => void> = [];
+  /** Streams waiting for a call on this node to finish, told at each one that does. */
+  private roomWaiters = new Set<() => void>();
 
   constructor(
     private readonly deps: CallRunDeps,
@@ -98,29 +106,37 @@ export class CallStreams {
   private removed(callId: string, run: CallRun): void {
     if (this.runs.get(callId) !== run) return;
     this.runs.delete(callId);
+    for (const wake of [...this.roomWaiters]) wake();
     if (this.runs.size > 0) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
 
-  /** Ends a stream this node has no room for, and its call (`failed`, free) if it was still to be answered. */
-  private async refuse(ctx: StreamContext, refusal: string): Promise<void> {
+  /** Resolves when a call on this node finishes, or after `ms`. */
+  private roomFreed(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.roomWaiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.roomWaiters.add(wake);
+    });
+  }
+
+  /** Ends the call of a stream this node has no room for (`failed`, free) instead of answering it. */
+  private async refuse(ctx: StreamContext, call: CallRecord, refusal: string): Promise<void> {
     this.refusedCount++;
     ctx.logger.warn(
       { refusal, live: this.runs.size + this.starting },
       'gateway at its call limit: stream refused',
     );
-    const call = await this.deps.store.calls.findById(ctx.callId);
-    if (call && !isTerminal(call.status)) {
-      await this.deps.lifecycle.settle(call.workspaceId, call.id, 'pipeline_error', {
-        endedReason: AT_CAPACITY_ENDED_REASON,
-        error: `the media gateway node was at its call limit (${refusal})`,
-      });
-    }
-    const ended = await this.endedCallEvent(ctx.callId);
-    if (ended) ctx.output.sendEvent?.(ended);
-    ctx.output.end(AT_CAPACITY_REASON);
+    await this.deps.lifecycle.settle(call.workspaceId, call.id, 'pipeline_error', {
+      endedReason: AT_CAPACITY_ENDED_REASON,
+      error: `the media gateway node was at its call limit (${refusal})`,
+    });
   }
 
   private handler(ctx: StreamContext): MediaHandler {
@@ -129,17 +145,38 @@ export class CallStreams {
     let stopped = false;
     return {
       onStart: async () => {
-        const refusal = this.admission?.refusal(this.runs.size + this.starting);
+        // Judged when the call is about to be answered: a browser may wait here while its web call is queued.
+        let counted = false;
+        let refusal: string | undefined;
+        const mayAnswer = async (call: CallRecord): Promise<boolean> => {
+          // A call that ended in the store may still be winding down here (its hang-up, its recording): the
+          // dialer, seeing room, can send the next one a moment before it is gone. So wait for it a little.
+          const deadline = performance.now() + ROOM_WAIT_MS;
+          for (;;) {
+            refusal = this.admission?.refusal(this.runs.size + this.starting);
+            if (refusal === undefined) {
+              this.starting++;
+              counted = true;
+              return true;
+            }
+            const left = deadline - performance.now();
+            if (left <= 0 || ctx.signal.aborted) break;
+            await this.roomFreed(left);
+          }
+          await this.refuse(ctx, call, refusal);
+          return false;
+        };
+        try {
+          run = await CallRun.begin(this.deps, ctx, mayAnswer);
+        } finally {
+          if (counted) this.starting--;
+        }
         if (refusal !== undefined) {
           early = undefined;
-          await this.refuse(ctx, refusal);
+          const ended = await this.endedCallEvent(ctx.callId);
+          if (ended) ctx.output.sendEvent?.(ended);
+          ctx.output.end(AT_CAPACITY_REASON);
           return;
-        }
-        this.starting++;
-        try {
-          run = await CallRun.begin(this.deps, ctx);
-        } finally {
-          this.starting--;
         }
         if (!run) {
           // A browser opening an ended call's page is told how it ended.

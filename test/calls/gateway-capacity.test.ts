@@ -3,11 +3,13 @@
  * sandbox callees that answer and hang up after 2 s. The dialer holds a second call in `queued` while the node
  * is full and dials it once the first ends (never two live at once); and when the fleet claims more room than
  * this node has (another gateway that the balancer does not send streams to), the stream that reaches the full
- * node is refused: its call ends `failed` with `gateway-at-capacity`, unbilled.
+ * node is refused: its call ends `failed` with `gateway-at-capacity`, unbilled. A browser that joins its web call
+ * while the call waits queued for room waits with it, and is answered once room frees.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { WebCaller } from '../../bench/conversation/web-caller.ts';
 import { GatewayFleet } from '../../core/calls/fleet.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
 import { SphinxTranscriber } from '../../engines/stt/index.ts';
@@ -24,6 +26,8 @@ const TERMINAL = new Set(['completed', 'voicemail', 'no_answer', 'busy', 'failed
 const LIVE = new Set(['dialing', 'in_progress']);
 /** `4`: the callee answers and hangs up after 2 s. */
 const HANGS_UP = '+919000000004';
+/** `3`: the callee answers and stays silent until the call is ended. */
+const SILENT = '+919000000003';
 
 const [embedded] = await backends();
 
@@ -62,8 +66,8 @@ describe('a gateway node at its call limit', {
     await platform?.close();
   });
 
-  async function place(): Promise<string> {
-    const response = await api<CallBody>('POST', '/v2/calls', { body: { to: HANGS_UP, agent_id: agentId } });
+  async function place(to = HANGS_UP): Promise<string> {
+    const response = await api<CallBody>('POST', '/v2/calls', { body: { to, agent_id: agentId } });
     assert.equal(response.status, 202, response.text);
     return response.body.id;
   }
@@ -103,23 +107,61 @@ describe('a gateway node at its call limit', {
       capacity: () => 4,
     });
     try {
-      const ids = [await place(), await place()];
+      // Silent callees stay on the line: the second stream waits its 2 s for room, then is refused.
+      const ids = [await place(SILENT), await place(SILENT)];
       const deadline = Date.now() + 20_000;
       let calls: CallBody[] = [];
       for (;;) {
         calls = await Promise.all(ids.map(get));
-        if (calls.every((call) => TERMINAL.has(call.status))) break;
-        assert.ok(Date.now() < deadline, `calls did not end: ${JSON.stringify(calls)}`);
+        if (calls.some((call) => TERMINAL.has(call.status))) break;
+        assert.ok(Date.now() < deadline, `no call ended: ${JSON.stringify(calls)}`);
         await sleep(50);
       }
-      const refused = calls.filter((call) => call.ended_reason === 'gateway-at-capacity');
-      const served = calls.filter((call) => call.status === 'completed');
-      assert.equal(refused.length, 1, JSON.stringify(calls));
+      const served = calls.filter((call) => call.status === 'in_progress');
       assert.equal(served.length, 1, JSON.stringify(calls));
+      const aborted = await api('POST', `/v2/calls/${served[0]!.id}/abort`);
+      assert.equal(aborted.status, 200, aborted.text);
+      const refused = calls.filter((call) => call.ended_reason === 'gateway-at-capacity');
+      assert.equal(refused.length, 1, JSON.stringify(calls));
       assert.equal(refused[0]!.status, 'failed');
       assert.equal(refused[0]!.cost.amount_inr, 0);
     } finally {
       await leave();
     }
+  });
+
+  test('a browser joining its queued web call waits for room, then is answered', async () => {
+    const phone = await place(SILENT);
+    const until = async (what: string, check: () => Promise<boolean>) => {
+      const deadline = Date.now() + 20_000;
+      while (!(await check())) {
+        assert.ok(Date.now() < deadline, `timed out waiting until ${what}`);
+        await sleep(50);
+      }
+    };
+    await until('the phone call is live', async () => (await get(phone)).status === 'in_progress');
+    const created = await api<CallBody & { web: { url: string } }>('POST', '/v2/calls', {
+      body: { channel: 'web', agent_id: agentId },
+    });
+    assert.equal(created.status, 202, created.text);
+    const web = created.body.id;
+    const joining = WebCaller.join(created.body.web.url, 20_000);
+    joining.catch(() => {});
+    await sleep(1_500);
+    assert.equal((await get(web)).status, 'queued', 'held while the node is full, not refused');
+    const aborted = await api('POST', `/v2/calls/${phone}/abort`);
+    assert.equal(aborted.status, 200, aborted.text);
+    const caller = await joining;
+    try {
+      await until('the web call is answered', async () => {
+        const now = await get(web);
+        if (TERMINAL.has(now.status)) assert.fail(JSON.stringify(now));
+        return now.status === 'in_progress';
+      });
+    } finally {
+      await caller.hangUp();
+    }
+    await until('the web call ends', async () => TERMINAL.has((await get(web)).status));
+    assert.notEqual((await get(web)).ended_reason, 'gateway-at-capacity');
   });
 });
