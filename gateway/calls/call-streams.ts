@@ -28,10 +28,10 @@ export const AT_CAPACITY_ENDED_REASON = 'gateway-at-capacity';
  * (`CallRun`). Streams whose call cannot be answered (aborted, ended, unknown) are ended with `call_not_live`.
  * `listen` subscribes to call commands, so an abort accepted by any API node hangs up the stream here.
  *
- * With an admission limit (`core/calls/capacity.ts`), a stream that would take the node past it is refused
- * before its call is answered: the call ends `failed` with `gateway-at-capacity`, free, and the stream is
- * closed with `gateway_at_capacity` (the caller's line goes quiet and hangs up; a browser is sent the call's
- * ended status first). Dialers see the fleet's capacity and hold calls before this happens; this is the
+ * With an admission limit (`core/calls/capacity.ts`), a stream that would take the node past it (judged when its
+ * call is about to be answered, after waiting up to `ROOM_WAIT_MS` for a call here to finish) is refused: the
+ * call ends `failed` with `gateway-at-capacity`, free, and the stream is closed with `gateway_at_capacity` (the
+ * caller's line goes quiet and hangs up; a browser is sent the call's ended status first). Dialers see the fleet's capacity and hold calls before this happens; this is the
  * guard for what reaches a full node anyway (an incoming call, a balancer's uneven spread).
  */
 export class CallStreams {
