@@ -187,6 +187,15 @@ async function runCase(
   if (caller) {
     observation.heard = caller.record.heard;
     observation.clears = caller.record.clears;
+    const onset = observation.sounds[0]?.startMs;
+    const firstWord = caller.record.events.find(
+      (e) =>
+        onset !== undefined &&
+        e.atMs >= onset &&
+        (e.type === 'transcript.partial' || e.type === 'transcript.final') &&
+        String(e.detail['text'] ?? '').trim() !== '',
+    );
+    if (firstWord) observation.firstWordAtMs = firstWord.atMs;
   }
   return observation;
 }
@@ -226,6 +235,7 @@ function formatVerdict(v: Verdict): string {
   const figures = [
     v.responseLatencyMs !== undefined ? `response ${Math.round(v.responseLatencyMs)} ms` : '',
     v.stopMs !== undefined ? `stop ${Math.round(v.stopMs)} ms` : '',
+    v.firstWordMs !== undefined ? `first word ${Math.round(v.firstWordMs)} ms` : '',
     v.gapMs !== undefined ? `gap ${Math.round(v.gapMs)} ms` : '',
   ].filter(Boolean);
   return `${v.correct ? 'ok  ' : 'FAIL'} ${v.id.padEnd(28)} ${v.why}${figures.length ? ` (${figures.join(', ')})` : ''}`;
@@ -335,7 +345,8 @@ async function main(): Promise<void> {
     log(
       `  response latency p50 ${summary.response_latency_p50_ms} ms, p95 ${summary.response_latency_p95_ms} ms; ` +
         `barge-in stop p50 ${summary.bargein_stop_p50_ms} ms, p95 ${summary.bargein_stop_p95_ms} ms ` +
-        `(${summary.bargein_not_stopped} not stopped); backchannel gap max ${summary.backchannel_gap_max_ms} ms ` +
+        `(${summary.bargein_not_stopped} not stopped; the STT's first word p50 ${summary.bargein_first_word_p50_ms} ms, ` +
+        `p95 ${summary.bargein_first_word_p95_ms} ms); backchannel gap max ${summary.backchannel_gap_max_ms} ms ` +
         `(gap before the caller spoke, max ${summary.undisturbed_gap_max_ms} ms)`,
     );
     if (options.json) log(JSON.stringify(summary));

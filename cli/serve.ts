@@ -20,6 +20,7 @@ import { SecretService } from '../core/secrets/service.ts';
 import type { Store } from '../core/store/types.ts';
 import { judgeNumberAfterCall } from '../core/telephony/health.ts';
 import { PostCallTools } from '../core/tools/post-call.ts';
+import { withRetries } from '../core/v1/retries.ts';
 import { V1CallEvents } from '../core/v1/webhooks.ts';
 import type { SpeechCoverage } from '../engines/stt/coverage.ts';
 import { bootstrapFirstWorkspace } from './bootstrap.ts';
@@ -152,7 +153,8 @@ async function buildSharedParts(
         return postCallTools.eventsFor(repos, call, object, now);
       },
     },
-    companionEvents: v1CallEvents(config, secretKey, artifacts),
+    // v1 webhooks, and the retries of v1 assistants' `retryProtocol`, in the transactions of the calls' changes.
+    companionEvents: withRetries(v1CallEvents(config, secretKey, artifacts)),
     announce: announceThrough(coord),
     onSettled: (call) => logger.info(callEndedLine(call), 'call ended'),
     clock,

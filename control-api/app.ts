@@ -27,14 +27,19 @@ import {
 import { registerJsonBodies } from './http/json-body.ts';
 import { RouteRegistry } from './http/route.ts';
 import { registerAnswerDeadline } from './plugins/answer-deadline.ts';
-import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
+import {
+  type ErrorShape,
+  envelopeShape,
+  frameworkErrorHandlerOf,
+  registerErrorHandling,
+} from './plugins/errors.ts';
 import { registerHttpMetrics } from './plugins/metrics.ts';
 import { registerTwilioCallbackRoutes } from './routes/carriers/twilio.ts';
 import { registerTwilioVoiceRoutes } from './routes/carriers/twilio-voice.ts';
 import { registerLiveSttRedirect } from './routes/live-stt-redirect.ts';
 import { registerRecordingRoutes } from './routes/recordings.ts';
 import { registerSystemRoutes } from './routes/system.ts';
-import type { ProductOfRequest } from './routes/v1/http.ts';
+import { ProductOfRequest, v1ErrorAnswer } from './routes/v1/http.ts';
 import { registerV1 } from './routes/v1/plugin.ts';
 import { registerV2 } from './routes/v2/plugin.ts';
 
@@ -47,6 +52,7 @@ export interface ApiDeps {
     | 'apiRateBurst'
     | 'publicApiUrl'
     | 'allowPrivateWebhooks'
+    | 'dataDir'
     | 'webCallJoinMs'
     | 'twilioApiBase'
     | 'v1Host'
@@ -88,6 +94,10 @@ export async function buildApiApp(
   deps: ApiDeps,
 ): Promise<{ app: FastifyInstance; routes: RouteRegistry; v1: ProductOfRequest }> {
   const limits = deps.config.apiHttp;
+  const product = new ProductOfRequest(deps.config.v1Host);
+  // Answers given outside the products' routes take the shape of the product the request is for.
+  const shape: ErrorShape = (raw, error) =>
+    raw && product.isV1(raw) ? v1ErrorAnswer(error) : envelopeShape(raw, error);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Per-request lines cost throughput; errors are still logged by the error handler.
@@ -100,12 +110,14 @@ export async function buildApiApp(
     clientErrorHandler: (error, socket) => answerClientError(error, socket, limits),
     // Requests that arrive while the server closes are answered by the error handling, in the envelope.
     return503OnClosing: false,
-    frameworkErrors: frameworkErrorHandler,
+    frameworkErrors: frameworkErrorHandlerOf(shape),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
-  app.server.on('checkExpectation', answerUnsupportedExpectation);
-  registerErrorHandling(app, { bodyLimitBytes: deps.config.bodyLimitBytes });
-  registerAnswerDeadline(app, limits.answerTimeoutMs);
+  app.server.on('checkExpectation', (request, response) =>
+    answerUnsupportedExpectation(request, response, shape),
+  );
+  registerErrorHandling(app, { bodyLimitBytes: deps.config.bodyLimitBytes, shape });
+  registerAnswerDeadline(app, limits.answerTimeoutMs, shape);
   registerJsonBodies(app);
   registerHttpMetrics(app, deps.metrics);
 
@@ -119,7 +131,7 @@ export async function buildApiApp(
       ...(deps.clock ? { clock: deps.clock } : {}),
     }),
   };
-  const v1 = registerV1(app, deps);
+  const v1 = registerV1(app, deps, product);
   registerV2(app, routes, deps, incoming);
   registerTwilioVoiceRoutes(app, routes, {
     store: deps.store,

@@ -105,11 +105,14 @@ export function buildOpenApi(registry: RouteRegistry, options: { serverUrl?: str
               content: {
                 'application/json': { schema: toSchema(route.body, 'input') },
                 ...(route.streamedBody
-                  ? {
-                      [route.streamedBody.contentType]: {
-                        schema: { type: 'string', description: route.streamedBody.description },
-                      },
-                    }
+                  ? Object.fromEntries(
+                      [route.streamedBody.contentType, ...(route.streamedBody.otherContentTypes ?? [])].map(
+                        (type) => [
+                          type,
+                          { schema: { type: 'string', description: route.streamedBody?.description } },
+                        ],
+                      ),
+                    )
                   : {}),
               },
             },

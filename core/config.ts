@@ -114,6 +114,9 @@ const envSchema = z.object({
   FLOW_JOB_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
   FLOW_JOB_LEASE_MS: z.coerce.number().int().min(200).max(600_000).default(30_000),
   FLOW_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  TRANSCRIPTION_JOB_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  TRANSCRIPTION_JOB_LEASE_MS: z.coerce.number().int().min(200).max(600_000).default(60_000),
+  TRANSCRIPTION_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   FLOW_SIM_MAX_TURNS: z.coerce.number().int().min(1).max(60).default(16),
   FLOW_MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(120_000),
   FLOW_DRAFT_WAIT_MS: z.coerce.number().int().min(0).max(29_000).default(20_000),
@@ -237,6 +240,14 @@ export interface Config {
   readonly twilioApiBase: string;
   /** Flow drafts and flow tests (README "Flow tests"). */
   readonly flowJobs: FlowJobSettings;
+  /** Transcription jobs on the worker role (README "Speech APIs"). */
+  readonly transcriptionJobs: {
+    readonly pollMs: number;
+    /** How long a worker's claim on a running job lasts without renewal: how soon another takes it over. */
+    readonly leaseMs: number;
+    /** Jobs one worker runs at once. */
+    readonly concurrency: number;
+  };
   /** The Twilio account production workspaces dial through; undefined when not configured. */
   readonly twilio:
     | {
@@ -435,5 +446,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     twilioApiBase: e.TWILIO_API_BASE,
     twilio: twilioOf(e),
     flowJobs: flowJobsOf(e),
+    transcriptionJobs: Object.freeze({
+      pollMs: e.TRANSCRIPTION_JOB_POLL_MS,
+      leaseMs: e.TRANSCRIPTION_JOB_LEASE_MS,
+      concurrency: e.TRANSCRIPTION_JOB_CONCURRENCY,
+    }),
   });
 }

@@ -45,6 +45,36 @@ export interface ReplyResult {
   failure?: { stage: Exclude<FailureStage, 'stt'>; error: Error };
 }
 
+/**
+ * Facts the agent is given for one caller turn, beyond its prompt (a knowledge base too large for the prompt):
+ * the passages that match what the caller just said.
+ */
+export interface TurnKnowledge {
+  passagesFor(question: string): readonly string[];
+}
+
+/** The heading of the passages a turn is given, after the system prompt. */
+export const TURN_KNOWLEDGE_HEADING =
+  'Knowledge base passages for this turn (matching what the caller just said):';
+
+/**
+ * The system prompt of a reply: the dialog's, plus the knowledge passages that match the caller's latest message
+ * (or, when it matches none, the two latest together).
+ */
+export function systemWithKnowledge(
+  system: string,
+  history: readonly ChatMessage[],
+  knowledge: TurnKnowledge | undefined,
+): string {
+  if (!knowledge) return system;
+  const said = history.filter((m) => m.role === 'user').map((m) => m.content);
+  const latest = said.at(-1);
+  if (!latest) return system;
+  let passages = knowledge.passagesFor(latest);
+  if (passages.length === 0 && said.length > 1) passages = knowledge.passagesFor(said.slice(-2).join('\n'));
+  return passages.length > 0 ? `${system}\n\n${TURN_KNOWLEDGE_HEADING}\n${passages.join('\n')}` : system;
+}
+
 export interface ReplyContext {
   turnId: string;
   signal: AbortSignal;
@@ -60,6 +90,8 @@ export interface ReplyContext {
   onAction?: (action: DialogAction) => void;
   /** The call's on_call tool runs (absent when no tools are offered). */
   tools?: ToolRuns;
+  /** Knowledge retrieved per caller turn (absent when the prompt holds it all). */
+  knowledge?: TurnKnowledge;
   /**
    * A reply started before the caller's turn was confirmed (speculative-reply.ts): the model is asked with
    * `conversation` (the history with the caller's words as they stood), and until `confirmed` resolves true the
@@ -131,6 +163,8 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
     });
   };
   await waitForTools();
+  const withKnowledge = (system: string, conversation: readonly ChatMessage[]) =>
+    systemWithKnowledge(system, conversation, ctx.knowledge);
 
   for (let round = 0; round < MAX_FUNCTION_ROUNDS && !signal.aborted && !endCall; round++) {
     const turn = ctx.dialog.turnContext();
@@ -139,7 +173,10 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
     let text = '';
     try {
       for await (const event of ctx.llm.chat({
-        messages: [{ role: 'system', content: turn.system }, ...(unconfirmed?.conversation ?? ctx.history)],
+        messages: [
+          { role: 'system', content: withKnowledge(turn.system, unconfirmed?.conversation ?? ctx.history) },
+          ...(unconfirmed?.conversation ?? ctx.history),
+        ],
         functions: turn.functions,
         signal,
       })) {

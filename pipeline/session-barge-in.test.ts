@@ -11,12 +11,16 @@ import type { AgentSettings } from '../core/agents/types.ts';
 import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
 import { FakeOpenAiServer } from '../engines/llm/testing/fake-openai-server.ts';
+import { DeepgramTranscriber } from '../engines/stt/providers/deepgram.ts';
+import { FakeDeepgramServer } from '../engines/stt/testing/fake-deepgram-server.ts';
+import type { VadStream, VoiceActivityDetector } from '../engines/vad/types.ts';
 import { CUT_OFF_MARK } from './heard-context.ts';
 import type { Speaker } from './reply.ts';
 import { coughLike, silence, speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
 import { RecordingSpeaker, type Synthesis } from './testing/recording-speaker.ts';
 import { CallHarness, ENGINE_WAIT_MS } from './testing/session-harness.ts';
+import { BACKCHANNEL_MAX_MS } from './turn/interruption.ts';
 
 const REPLY =
   'Your order left our warehouse in Ahmedabad on Monday morning. It is now with the courier in Mumbai. ' +
@@ -258,6 +262,84 @@ describe('barge-in with real speech', () => {
     assert.equal(call.all('interruption').length, 0, call.log());
     call.session.stopped();
     await call.session.finished;
+  });
+});
+
+/**
+ * A VAD that answers `lagFrames` frames late (20 ms each), in call time: a detector behind on a busy node.
+ * Its probabilities are the real ones, in order.
+ */
+class LaggingVad implements VoiceActivityDetector {
+  constructor(
+    private readonly inner: VoiceActivityDetector,
+    private readonly lagFrames: number,
+  ) {}
+  get name(): string {
+    return this.inner.name;
+  }
+  get windowSamples(): number {
+    return this.inner.windowSamples;
+  }
+  createStream(): VadStream {
+    const stream = this.inner.createStream();
+    const held: Array<() => void> = [];
+    const lag = this.lagFrames;
+    return {
+      push(frame) {
+        const result = stream.push(frame);
+        const gate = new Promise<void>((release) => held.push(release));
+        if (held.length > lag) held.shift()?.();
+        return Promise.all([result, gate]).then(([probabilities]) => probabilities);
+      },
+      reset: () => stream.reset(),
+    };
+  }
+}
+
+describe('barge-in on a streaming STT ahead of the VAD', () => {
+  let engines: LocalEngines;
+  before(async () => {
+    engines = await localEngines();
+  });
+  after(() => engines.close());
+
+  test('interim words that come before a late VAD stop the agent as soon as it confirms the voice', async () => {
+    const opening =
+      'Hello Ravi. I am calling from Acme about the delivery of your order. The courier will arrive ' +
+      'tomorrow between ten in the morning and two in the afternoon. Please keep your phone nearby.';
+    // The fake STT names the first half of the words 300 ms into the speech; the VAD tells 400 ms late.
+    const lagMs = 400;
+    const stt = await FakeDeepgramServer.start({ transcripts: [BARGE_IN] });
+    try {
+      const call = new CallHarness({
+        agent: testAgent({ first_message: opening }),
+        engines: {
+          llm: new ScriptedDialogModel(),
+          stt: new DeepgramTranscriber({ baseUrl: stt.baseUrl }),
+          vad: new LaggingVad(engines.vad, lagMs / 20),
+          speaker: engines.tts,
+        },
+      }).start();
+      const playedMs = () => (call.carrier.turns.get('t1')?.samples ?? 0) / 16;
+      assert.ok(await call.until(() => playedMs() >= 1500, ENGINE_WAIT_MS), call.log());
+      const onsetMs = call.nowMs;
+      await call.say(await speech(engines.tts, BARGE_IN), BARGE_IN);
+      const cut = call.first('interruption', (e) => e.event.type === 'interrupted');
+      const heard = call.first('interruption', (e) => e.event.type === 'heard');
+      assert.ok(cut !== undefined && heard !== undefined, call.log());
+      // The words were in when the VAD confirmed the voice: the agent stopped then, not once voice alone
+      // (650 ms, counted by the same late VAD) or the final would have stopped it.
+      assert.equal(cut.event.event.reason, 'min_duration', call.log());
+      assert.ok(cut.event.event.evidence.words.length > 0, call.log());
+      assert.equal(cut.atMs, heard.atMs, call.log());
+      assert.ok(cut.atMs - onsetMs < BACKCHANNEL_MAX_MS + lagMs, `stopped ${cut.atMs - onsetMs} ms in`);
+      const playback = call.carrier.turns.get('t1');
+      assert.ok(playback !== undefined && playback.lastAtMs <= cut.atMs + STOP_WITHIN_MS, call.log());
+      call.session.stopped();
+      await call.session.finished;
+    } finally {
+      await stt.close();
+    }
   });
 });
 

@@ -14,7 +14,15 @@ import { FailureCount, type FailureStage, fallbackLine } from './fallback.ts';
 import { type LatencyAccount, LatencyLog } from './latency.ts';
 import type { PlayoutSink } from './playout.ts';
 import type { CallRecorder } from './recorder.ts';
-import { generateReply, type ReplyAudioSink, type ReplyResult, type Speaker } from './reply.ts';
+
+import {
+  generateReply,
+  type ReplyAudioSink,
+  type ReplyResult,
+  type Speaker,
+  type TurnKnowledge,
+} from './reply.ts';
+
 import { repromptLine, type SilenceAction, SilenceWatch, silenceGoodbyeLine } from './silence.ts';
 import {
   addCallerMessage,
@@ -126,6 +134,8 @@ export interface SessionOptions {
    * (`capabilities.choosesTools`), they are not offered to the model.
    */
   tools?: OnCallTools;
+  /** Knowledge base passages given to the model with each caller turn (see TurnKnowledge). */
+  knowledge?: TurnKnowledge;
   onEvent?: (event: SessionEvent) => void;
   /**
    * Each turn's latency; `account` has the terms the overhead leaves out, for checking it (benchmarks);
@@ -574,6 +584,7 @@ export class CallSession {
       wallNow: () => this.time.wallNow(),
       onAction: (action) => this.onAction(action),
       ...(this.tools ? { tools: this.tools } : {}),
+      ...(this.options.knowledge ? { knowledge: this.options.knowledge } : {}),
       ...(speculative
         ? {
             speculative: {

@@ -31,6 +31,11 @@ export interface CaseObservation {
   sounds: Interval[];
   heard: Interval[];
   clears: number[];
+  /**
+   * When the caller's words first reached the platform (the STT's first interim or final with words, as the
+   * call's live events relay it) at or after the caller's first sound: the earliest a stop on words can come.
+   */
+  firstWordAtMs?: number;
   /** The run failed before it could be judged (the call did not connect, ...). */
   error?: string;
 }
@@ -44,6 +49,8 @@ export interface Verdict {
   why: string;
   responseLatencyMs?: number;
   stopMs?: number;
+  /** Barge-ins: from the caller's first sound to their first word from the STT. */
+  firstWordMs?: number;
   gapMs?: number;
 }
 
@@ -78,11 +85,12 @@ export function judge(o: CaseObservation): Verdict {
     }
     case 'bargein':
     case 'bargein_stop_phrase': {
+      const word = o.firstWordAtMs === undefined ? {} : { firstWordMs: o.firstWordAtMs - startMs };
       const stoppedAt = stopTime(o.heard, o.clears, startMs);
-      if (stoppedAt === undefined) return { ...base, correct: false, why: 'agent not stopped' };
+      if (stoppedAt === undefined) return { ...base, ...word, correct: false, why: 'agent not stopped' };
       const stopMs = stoppedAt - startMs;
       const inTime = stopMs <= STOP_WITHIN_MS;
-      return { ...base, correct: inTime, why: inTime ? 'stopped' : 'stopped late', stopMs };
+      return { ...base, ...word, correct: inTime, why: inTime ? 'stopped' : 'stopped late', stopMs };
     }
     case 'backchannel':
     case 'noise':
@@ -143,6 +151,12 @@ export interface ConversationSummary {
   response_latency_p95_ms: number | null;
   bargein_stop_p50_ms: number | null;
   bargein_stop_p95_ms: number | null;
+  /**
+   * From the caller's first sound to the STT's first word, over the barge-ins: the floor of a stop decided on
+   * words (a stop sooner than this was decided on voice alone).
+   */
+  bargein_first_word_p50_ms: number | null;
+  bargein_first_word_p95_ms: number | null;
   backchannel_gap_max_ms: number | null;
   /**
    * The control: the longest gap in the agent's voice before the caller made a sound, over every case where
@@ -163,6 +177,7 @@ export function summarize(verdicts: readonly Verdict[]): ConversationSummary {
   );
   const bargeins = verdicts.filter((v) => v.category === 'bargein' || v.category === 'bargein_stop_phrase');
   const stops = bargeins.flatMap((v) => (v.stopMs === undefined ? [] : [v.stopMs]));
+  const firstWords = bargeins.flatMap((v) => (v.firstWordMs === undefined ? [] : [v.firstWordMs]));
   const gaps = verdicts.flatMap((v) =>
     v.category === 'backchannel' && v.gapMs !== undefined ? [v.gapMs] : [],
   );
@@ -174,6 +189,8 @@ export function summarize(verdicts: readonly Verdict[]): ConversationSummary {
     response_latency_p95_ms: percentileOf(latencies, 95),
     bargein_stop_p50_ms: percentileOf(stops, 50),
     bargein_stop_p95_ms: percentileOf(stops, 95),
+    bargein_first_word_p50_ms: percentileOf(firstWords, 50),
+    bargein_first_word_p95_ms: percentileOf(firstWords, 95),
     backchannel_gap_max_ms: gaps.length === 0 ? null : Math.round(Math.max(...gaps)),
     undisturbed_gap_max_ms: undisturbed.length === 0 ? null : Math.round(Math.max(...undisturbed)),
     bargein_not_stopped: bargeins.length - stops.length,

@@ -2,7 +2,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApiApp } from '../../control-api/app.ts';
-import type { ProductOfRequest } from '../../control-api/routes/v1/http.ts';
+import {
+  answerClientError,
+  answerUnsupportedExpectation,
+  httpServerOptions,
+} from '../../control-api/http/connection-limits.ts';
+import { type ProductOfRequest, v1ErrorAnswer } from '../../control-api/routes/v1/http.ts';
+import type { ApiHttpLimits } from '../../core/config.ts';
 import { listenErrorOf } from '../../core/listen-error.ts';
 import { VoiceCatalogue } from '../../engines/tts/catalogue.ts';
 import { createTextToSpeech } from '../../engines/tts/index.ts';
@@ -53,7 +59,7 @@ export async function startApiRole(parts: SharedParts, teardown: Teardown): Prom
   const url = `http://${loopbackHost(config.host)}:${address.port}`;
   logger.info({ url }, 'control API listening');
   if (config.v1Port !== undefined) {
-    const v1Url = await listenForV1(app, v1, config.host, config.v1Port, teardown);
+    const v1Url = await listenForV1(app, v1, config.host, config.v1Port, config.apiHttp, teardown);
     logger.info({ url: v1Url }, 'legacy v1 API listening');
   }
   return url;
@@ -65,12 +71,22 @@ async function listenForV1(
   product: ProductOfRequest,
   host: string,
   port: number,
+  limits: ApiHttpLimits,
   teardown: Teardown,
 ): Promise<string> {
-  const server = http.createServer((request, response) => {
+  const server = http.createServer(httpServerOptions(limits), (request, response) => {
     product.markV1(request);
     app.routing(request, response);
   });
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.timeout = limits.idleTimeoutMs;
+  // What Node refuses before any route (malformed HTTP, headers too large, deadlines) and an `Expect` it cannot
+  // meet are told in v1's shape here too: every request on this port is a v1 request.
+  server.on('clientError', (error, socket) => answerClientError(error, socket, limits, v1ErrorAnswer));
+  server.on('checkExpectation', (request, response) =>
+    answerUnsupportedExpectation(request, response, (_raw, error) => v1ErrorAnswer(error)),
+  );
   teardown.add(
     () =>
       new Promise<void>((resolve) => {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { carrierChooser, carriersOf } from '../../core/calls/carrier-choice.ts';
 import { CALLS_QUEUED_CHANNEL } from '../../core/calls/control.ts';
 import { Dialer } from '../../core/calls/dialer.ts';
@@ -11,11 +12,18 @@ import { announceThrough } from '../../core/events/announce.ts';
 import { WebhookDispatcher } from '../../core/events/dispatcher.ts';
 import { FlowJobWorker } from '../../core/flows/jobs/worker.ts';
 import { SecretCipher } from '../../core/secrets/cipher.ts';
+import { TranscriptionAudio } from '../../core/speech/transcription-audio.ts';
+import { TranscriptionWorker } from '../../core/speech/transcription-jobs.ts';
 import { Pacer } from '../../core/telephony/pacing.ts';
 import { NumberRenewals } from '../../core/telephony/renewals.ts';
 import { SandboxTelephony } from '../../core/telephony/sandbox.ts';
 import { PreCallTools } from '../../core/tools/pre-call.ts';
+import { v1DialRule } from '../../core/v1/call-settings.ts';
 import { V1Keys } from '../../core/v1/keys.ts';
+import {
+  decodeTranscriptionRecording,
+  recordingTranscriber,
+} from '../../engines/stt/recording-transcriber.ts';
 import type { SandboxCarrier } from '../../gateway/carriers/sandbox/originate.ts';
 import { simulateCall } from '../../pipeline/flow-tests/simulate.ts';
 import type { DrainableCalls } from '../drain.ts';
@@ -56,6 +64,8 @@ export async function startWorkerRole(
   const dialer = new Dialer({
     store: parts.store,
     beforeDial: (call) => preCall.prepare(call),
+    // Legacy v1 assistants' calling hours and concurrency hold their calls in the queue.
+    mayDial: v1DialRule(parts.store, parts.clock),
     coord: parts.coord,
     lifecycle: parts.lifecycle,
     slots: parts.slots,
@@ -73,6 +83,7 @@ export async function startWorkerRole(
   if (carriers.sandbox) await startSimulatedCallers(parts, carriers.sandbox, teardown);
   startNumberRenewals(parts, teardown);
   startFlowJobs(parts, teardown);
+  await startTranscriptionJobs(parts, engines, teardown, options.webhookCa);
   parts.logger.info('worker role: dialer, call recovery, webhook dispatcher and flow tests running');
   const { sandbox } = carriers;
   return {
@@ -258,5 +269,40 @@ function startFlowJobs(parts: SharedParts, teardown: Teardown): void {
     now: () => parts.clock.now(),
   });
   worker.start();
+  teardown.add(() => worker.stop());
+}
+
+/**
+ * Runs transcription jobs (new ones, and those a dead worker left) on this node's speech engines, and deletes
+ * those past their 30 days. A worker without an STT engine takes none: another worker, or none, runs them.
+ */
+async function startTranscriptionJobs(
+  parts: SharedParts,
+  engines: CallEngines,
+  teardown: Teardown,
+  webhookCa: string | undefined,
+): Promise<void> {
+  const stt = engines.engines.stt;
+  if (!stt) {
+    parts.logger.warn('transcription jobs: no speech engine on this worker, so it runs none');
+    return;
+  }
+  const settings = parts.config.transcriptionJobs;
+  const worker = new TranscriptionWorker({
+    store: parts.store,
+    audio: new TranscriptionAudio(path.join(parts.config.dataDir, 'transcriptions')),
+    decode: decodeTranscriptionRecording,
+    transcriber: recordingTranscriber({ stt, vad: engines.engines.vad }),
+    clock: parts.clock,
+    logger: parts.logger.child({ job: 'transcriptions' }),
+    owner: parts.config.nodeId,
+    pollMs: settings.pollMs,
+    leaseMs: settings.leaseMs,
+    concurrency: settings.concurrency,
+    allowPrivate: parts.config.allowPrivateWebhooks,
+    extraCa: webhookCa,
+    coord: parts.coord,
+  });
+  await worker.start();
   teardown.add(() => worker.stop());
 }

@@ -54,14 +54,18 @@ export function answerClientError(
   error: Error & { code?: string },
   socket: SocketInFlight,
   limits: ApiHttpLimits,
+  shape: (error: ApiError) => { status: number; body: Record<string, unknown> } = (e) => ({
+    status: e.status,
+    body: e.toBody(),
+  }),
 ): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const responseStarted = socket._httpMessage?.headersSent === true;
   if (socket.writable && !responseStarted) {
-    const apiError = clientErrorOf(error, limits);
-    const body = JSON.stringify(apiError.toBody());
+    const answer = shape(clientErrorOf(error, limits));
+    const body = JSON.stringify(answer.body);
     socket.write(
-      `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\n` +
+      `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
         'Connection: close\r\n\r\n' +
@@ -71,11 +75,21 @@ export function answerClientError(
   socket.destroy();
 }
 
-/** Node would answer an `Expect` other than `100-continue` with a bare 417; this answers it in the envelope. */
-export function answerUnsupportedExpectation(_request: IncomingMessage, response: ServerResponse): void {
-  const error = new ApiError('invalid_request', 'Expect: only 100-continue is supported');
-  const body = JSON.stringify(error.toBody());
-  response.writeHead(error.status, {
+/**
+ * Node would answer an `Expect` other than `100-continue` with a bare 417; this answers it in the envelope (or in
+ * the shape `shape` gives the request).
+ */
+export function answerUnsupportedExpectation(
+  request: IncomingMessage,
+  response: ServerResponse,
+  shape: (raw: IncomingMessage, error: ApiError) => { status: number; body: Record<string, unknown> } = (
+    _raw,
+    e,
+  ) => ({ status: e.status, body: e.toBody() }),
+): void {
+  const answer = shape(request, new ApiError('invalid_request', 'Expect: only 100-continue is supported'));
+  const body = JSON.stringify(answer.body);
+  response.writeHead(answer.status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     connection: 'close',

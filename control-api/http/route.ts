@@ -51,6 +51,8 @@ export interface RouteSpec<P extends AnyObjectSchema, Q extends AnyObjectSchema,
 export interface StreamedBody {
   contentType: string;
   description: string;
+  /** More content types taken the same way (the OpenAPI document lists each with the same description). */
+  otherContentTypes?: readonly string[];
 }
 
 export interface RegisteredRoute {
@@ -150,8 +152,7 @@ export function defineRoute<
 }
 
 function isStreamed(request: FastifyRequest, streamed: StreamedBody | undefined): boolean {
-  return (
-    streamed !== undefined &&
-    (request.headers['content-type'] ?? '').toLowerCase().startsWith(streamed.contentType)
-  );
+  if (streamed === undefined) return false;
+  const type = (request.headers['content-type'] ?? '').toLowerCase();
+  return [streamed.contentType, ...(streamed.otherContentTypes ?? [])].some((t) => type.startsWith(t));
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../core/errors.ts';
-import { sendApiError } from './errors.ts';
+import { type ErrorShape, envelopeShape, sendApiError } from './errors.ts';
 
 /**
  * The interface promises an answer within 30 s. A request whose answer has not started by `answerTimeoutMs`
@@ -8,7 +8,11 @@ import { sendApiError } from './errors.ts';
  * Idempotency-Key), instead of the connection closing without a word when it goes idle. A response already
  * under way (an event stream, a download) is never cut.
  */
-export function registerAnswerDeadline(app: FastifyInstance, answerTimeoutMs: number): void {
+export function registerAnswerDeadline(
+  app: FastifyInstance,
+  answerTimeoutMs: number,
+  shape: ErrorShape = envelopeShape,
+): void {
   app.addHook('onRequest', (request, reply, done) => {
     const timer = setTimeout(() => {
       if (reply.sent || reply.raw.headersSent) return;
@@ -21,6 +25,7 @@ export function registerAnswerDeadline(app: FastifyInstance, answerTimeoutMs: nu
           `no answer within ${answerTimeoutMs} ms; retry with backoff (POST /v2/calls with the same Idempotency-Key)`,
           { retryAfterSecs: 1 },
         ),
+        shape,
       );
     }, answerTimeoutMs);
     reply.raw.once('close', () => clearTimeout(timer));

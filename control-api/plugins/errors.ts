@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { isCoordinatorUnavailable } from '../../core/coord/unavailable.ts';
 import { ApiError, isApiError } from '../../core/errors.ts';
@@ -30,22 +31,56 @@ function translateFastifyError(error: FastifyError, bodyLimitBytes: number): Api
   return undefined;
 }
 
-/** Errors Fastify raises before routing (malformed or oversized URLs), in the same envelope. */
-export function frameworkErrorHandler(error: FastifyError, _request: unknown, reply: FastifyReply): void {
-  const message =
-    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-      ? 'url: a path parameter is longer than any id'
-      : 'url: malformed';
-  sendApiError(reply, new ApiError('invalid_request', message));
+/** The status and body an error leaves with. */
+export interface ErrorAnswer {
+  status: number;
+  body: Record<string, unknown>;
 }
 
-export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply {
+/**
+ * The shape of an error for the product a request is for (v2's envelope, v1's `{code, message}`): answers given
+ * outside any product's routes (before routing, while closing, past the deadline) take it from the request.
+ */
+export type ErrorShape = (raw: IncomingMessage | undefined, error: ApiError) => ErrorAnswer;
+
+/** The spec's error envelope, whatever the request. */
+export const envelopeShape: ErrorShape = (_raw, error) => ({ status: error.status, body: error.toBody() });
+
+/** Errors Fastify raises before routing (malformed or oversized URLs), in the request's product's shape. */
+export function frameworkErrorHandlerOf(shape: ErrorShape) {
+  return (error: FastifyError, request: { raw: IncomingMessage }, reply: FastifyReply): void => {
+    const message =
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? 'url: a path parameter is longer than any id'
+        : 'url: malformed';
+    sendApiError(reply, new ApiError('invalid_request', message), shape, request.raw);
+  };
+}
+
+/** Errors Fastify raises before routing, in the envelope. */
+export const frameworkErrorHandler = frameworkErrorHandlerOf(envelopeShape);
+
+const sendShaped = (reply: FastifyReply, error: ApiError, shape: ErrorShape) =>
+  sendApiError(reply, error, shape);
+
+export function sendApiError(
+  reply: FastifyReply,
+  error: ApiError,
+  shape: ErrorShape = envelopeShape,
+  raw: IncomingMessage | undefined = reply.request?.raw,
+): FastifyReply {
   if (error.retryAfterSecs !== undefined) reply.header('retry-after', String(error.retryAfterSecs));
-  return reply.code(error.status).type('application/json; charset=utf-8').send(error.toBody());
+  const answer = shape(raw, error);
+  return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body);
 }
 
 /** Every error leaves as the spec's envelope; faults are logged with their stack, never with request secrets. */
-export function setEnvelopeErrorHandler(app: FastifyInstance, options: { bodyLimitBytes: number }): void {
+export function setEnvelopeErrorHandler(
+  app: FastifyInstance,
+  options: { bodyLimitBytes: number; shape?: ErrorShape },
+): void {
+  const shape = options.shape ?? envelopeShape;
+  const sendApiError = (reply: FastifyReply, error: ApiError) => sendShaped(reply, error, shape);
   app.setErrorHandler((rawError: FastifyError, request, reply) => {
     if (isApiError(rawError)) return sendApiError(reply, rawError);
     const translated = translateFastifyError(rawError, options.bodyLimitBytes);
@@ -89,16 +124,19 @@ export function setEnvelopeNotFound(app: FastifyInstance): void {
  * callbacks) in the envelope, a plain 404 for a path no product serves (no product's envelope claims it), and
  * 503 while closing.
  */
-export function registerErrorHandling(app: FastifyInstance, options: { bodyLimitBytes: number }): void {
+export function registerErrorHandling(
+  app: FastifyInstance,
+  options: { bodyLimitBytes: number; shape?: ErrorShape },
+): void {
   setEnvelopeErrorHandler(app, options);
   app.setNotFoundHandler((_request, reply) =>
     reply.code(404).type('text/plain; charset=utf-8').send('not found'),
   );
-  refuseRequestsWhileClosing(app);
+  refuseRequestsWhileClosing(app, options.shape ?? envelopeShape);
 }
 
 /** While the server drains, new requests (on kept-alive connections) are sent elsewhere: 503 in the envelope. */
-function refuseRequestsWhileClosing(app: FastifyInstance): void {
+function refuseRequestsWhileClosing(app: FastifyInstance, shape: ErrorShape): void {
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -109,6 +147,7 @@ function refuseRequestsWhileClosing(app: FastifyInstance): void {
     return sendApiError(
       reply,
       new ApiError('service_unavailable', 'this server is shutting down; retry', { retryAfterSecs: 1 }),
+      shape,
     );
   });
 }

@@ -62,6 +62,24 @@ class RecordingCarrier implements Carrier {
 
 const carrierCallIdOf = (callId: string) => `cc-${callId}`;
 
+/** Aborts as the API does: ends the call, then tells the node with its carrier to hang up. Returns `hangUp`. */
+async function abortAsTheApi(
+  api: CallLifecycle,
+  coord: Coordinator,
+  workspaceId: string,
+  callId: string,
+): Promise<boolean> {
+  const { call, hangUp } = await api.abort(workspaceId, callId);
+  await sendCallCommand(coord, {
+    type: 'hangup',
+    workspaceId: call.workspaceId,
+    callId: call.id,
+    carrier: call.carrier,
+    carrierCallId: call.carrierCallId,
+  });
+  return hangUp;
+}
+
 /** `store` whose calls repository runs `hook` right after `setCarrierCall` writes. */
 function withCarrierRecordedHook(store: Store, hook: (callId: string) => Promise<void>): Store {
   const calls = new Proxy(store.calls, {
@@ -403,14 +421,7 @@ for (const coordTarget of coordinatorTargetList) {
         // The abort lands after the carrier took the call and before its id is recorded: the API has no id to
         // name in its hang-up command, so hanging up is the dialer's.
         a.carrier.onOriginate = async (ringing) => {
-          const { call: aborted } = await api.abort(ws.workspaceId, ringing.id);
-          await sendCallCommand(a.coord, {
-            type: 'hangup',
-            workspaceId: aborted.workspaceId,
-            callId: aborted.id,
-            carrier: aborted.carrier,
-            carrierCallId: aborted.carrierCallId,
-          });
+          await abortAsTheApi(api, a.coord, ws.workspaceId, ringing.id);
         };
         await a.start();
         await eventually('the carrier is told to hang up', () => a.carrier.hungUp.length === 1);
@@ -426,16 +437,8 @@ for (const coordTarget of coordinatorTargetList) {
         const api = new CallLifecycle({ store, clock });
         const a = node(0, {
           ceiling: 1,
-          afterCarrierRecorded: async (callId) => {
-            const { call: aborted } = await api.abort(ws.workspaceId, callId);
-            await sendCallCommand(a.coord, {
-              type: 'hangup',
-              workspaceId: aborted.workspaceId,
-              callId: aborted.id,
-              carrier: aborted.carrier,
-              carrierCallId: aborted.carrierCallId,
-            });
-          },
+          afterCarrierRecorded: (callId) =>
+            abortAsTheApi(api, a.coord, ws.workspaceId, callId).then(() => {}),
         });
         await a.start();
         await eventually('the carrier is told to hang up', () => a.carrier.hungUp.length === 1);
@@ -483,15 +486,7 @@ for (const coordTarget of coordinatorTargetList) {
 
         // The API aborts with a lifecycle that holds no slots and tells the node with the carrier to hang up.
         const api = new CallLifecycle({ store, clock });
-        const { call: aborted, hangUp } = await api.abort(ws.workspaceId, second.id);
-        assert.equal(hangUp, true);
-        await sendCallCommand(other.coord, {
-          type: 'hangup',
-          workspaceId: aborted.workspaceId,
-          callId: aborted.id,
-          carrier: aborted.carrier,
-          carrierCallId: aborted.carrierCallId,
-        });
+        assert.equal(await abortAsTheApi(api, other.coord, ws.workspaceId, second.id), true);
         await eventually(
           'the aborted call’s slot frees for the next',
           () => worker.carrier.originated.length === 3,

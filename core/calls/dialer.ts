@@ -16,6 +16,9 @@ const POLL_MS = 1_000;
  */
 const WORKSPACE_LOCK_TTL_MS = 15_000;
 
+/** How many queued calls past the ceiling a pass looks at, for those `mayDial` holds back. */
+const HELD_LOOKAHEAD = 100;
+
 export interface DialerOptions {
   store: Store;
   coord: Coordinator;
@@ -37,6 +40,11 @@ export interface DialerOptions {
    * stay `queued` (nothing dialled, nothing held from the wallet beyond their admission) until room frees.
    */
   fleetRoom?(): Promise<number | undefined>;
+  /**
+   * Whether a queued call may be dialled now (a legacy v1 assistant's calling hours and concurrency); false
+   * leaves it queued for a later pass and the calls behind it go on.
+   */
+  mayDial?(call: CallRecord): Promise<boolean>;
   pollMs?: number;
   reportError?: (error: unknown) => void;
   clock?: Clock;
@@ -158,11 +166,15 @@ export class Dialer {
     if (!lock) return 0;
     let dialled = 0;
     try {
-      for (const call of await store.calls.nextQueued(workspaceId, slots.ceiling)) {
-        // Lost the lock: another dialer may own this queue now and have dialled this call already.
-        if (!(await lock.extend(WORKSPACE_LOCK_TTL_MS))) break;
+      // Calls held back by `mayDial` stay queued: look past them, a bounded way.
+      const mayDial = this.options.mayDial;
+      const candidates = slots.ceiling + (mayDial ? HELD_LOOKAHEAD : 0);
+      for (const call of await store.calls.nextQueued(workspaceId, candidates)) {
         // No gateway has room for it: it waits, and so do the younger ones.
         if (room.left <= 0) break;
+        if (mayDial && !(await mayDial(call))) continue;
+        // Lost the lock: another dialer may own this queue now and have dialled this call already.
+        if (!(await lock.extend(WORKSPACE_LOCK_TTL_MS))) break;
         // FIFO: when the oldest cannot go, none of the younger ones may.
         if (!(await slots.acquire(workspaceId, call.id))) break;
         room.left--;

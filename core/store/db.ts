@@ -108,6 +108,12 @@ export interface V1CallsTable {
   /** JSON object given at initiate. */
   payload: string;
   priority: number;
+  /** 1 for a call placed through v1; each retry of `retryProtocol` one more. */
+  attempt: number;
+  /** The call a retry places again; null for a first attempt. */
+  retry_of: string | null;
+  /** Epoch ms before which the dialer leaves the call queued; null: at once. */
+  not_before: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -406,6 +412,33 @@ export interface FlowJobsTable {
   ended_at: number | null;
 }
 
+export interface TranscriptionsTable {
+  id: string;
+  workspace_id: string;
+  /** `queued`, `running`, `completed`, `degraded` or `failed`. */
+  status: string;
+  language_code: string;
+  /** `upload` (the audio is a file under DATA_DIR) or `url` (the worker fetches `audio_url`). */
+  source: string;
+  audio_url: string | null;
+  media_type: string | null;
+  audio_bytes: number;
+  duration_ms: number | null;
+  channels: number | null;
+  /** JSON: the segments, once the job ended. */
+  segments: string | null;
+  /** How speakers were told apart: `channels`, `voice_clusters` or `none`. */
+  speakers_method: string | null;
+  failure: string | null;
+  cost_paise: number;
+  attempts: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+  ended_at: number | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -435,4 +468,5 @@ export interface Database {
   telephony_quotes: TelephonyQuotesTable;
   speech_requests: SpeechRequestsTable;
   flow_jobs: FlowJobsTable;
+  transcriptions: TranscriptionsTable;
 }

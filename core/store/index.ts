@@ -20,6 +20,7 @@ import { SpeechStore } from './repos/speech.ts';
 import { TelephonyStore } from './repos/telephony.ts';
 import { ToolRunStore } from './repos/tool-runs.ts';
 import { ToolSecretStore } from './repos/tool-secrets.ts';
+import { TranscriptionStore } from './repos/transcriptions.ts';
 import { V1Store } from './repos/v1.ts';
 import { WorkspaceStore } from './repos/workspaces.ts';
 import { Scope } from './scope.ts';
@@ -59,6 +60,7 @@ function repositories(scope: Scope): Repositories {
     telephony: new TelephonyStore(scope),
     speech: new SpeechStore(scope),
     flowJobs: new FlowJobStore(scope),
+    transcriptions: new TranscriptionStore(scope),
     v1: new V1Store(scope),
   };
 }
@@ -81,6 +83,7 @@ class SqlStore implements Store {
   readonly telephony: Repositories['telephony'];
   readonly speech: Repositories['speech'];
   readonly flowJobs: Repositories['flowJobs'];
+  readonly transcriptions: Repositories['transcriptions'];
   readonly v1: Repositories['v1'];
 
   constructor(
@@ -105,6 +108,7 @@ class SqlStore implements Store {
     this.telephony = repos.telephony;
     this.speech = repos.speech;
     this.flowJobs = repos.flowJobs;
+    this.transcriptions = repos.transcriptions;
     this.v1 = repos.v1;
   }
 

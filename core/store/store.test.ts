@@ -60,6 +60,8 @@ for (const target of targets) {
             '0009_flow_jobs',
             '0010_campaign_calls',
             '0011_v1',
+            '0012_transcriptions',
+            '0013_v1_retries',
           ],
         );
       });

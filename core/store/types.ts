@@ -10,6 +10,7 @@ import type { FlowJobRepo } from './flow-job-types.ts';
 import type { SpeechRepo } from './speech-types.ts';
 import type { PhoneNumberRepo, PhonePoolRepo, TelephonyRepo } from './telephony-types.ts';
 import type { ToolRunRepo, ToolSecretRepo } from './tool-types.ts';
+import type { TranscriptionRepo } from './transcription-types.ts';
 import type { V1Repo } from './v1-types.ts';
 import type { JsonObject, Page } from './values.ts';
 
@@ -20,6 +21,7 @@ export * from './flow-job-types.ts';
 export * from './speech-types.ts';
 export * from './telephony-types.ts';
 export * from './tool-types.ts';
+export * from './transcription-types.ts';
 
 export type { JsonObject, Page } from './values.ts';
 export type WorkspaceMode = 'sandbox' | 'production';
@@ -299,6 +301,7 @@ export interface Repositories {
   readonly telephony: TelephonyRepo;
   readonly speech: SpeechRepo;
   readonly flowJobs: FlowJobRepo;
+  readonly transcriptions: TranscriptionRepo;
   readonly v1: V1Repo;
 }
 

@@ -21,9 +21,19 @@ export interface V1CallRecord {
   metadata: unknown;
   payload: JsonObject;
   priority: number;
+  /** 1 for the call placed through v1; each retry of the assistant's `retryProtocol` one more. */
+  attempt: number;
+  /** The call this one places again; null for a first attempt. */
+  retryOf: string | null;
+  /** Epoch ms before which the call is not dialled; null: at once. */
+  notBefore: number | null;
   createdAt: number;
   updatedAt: number;
 }
+
+/** A v1 call to insert; a first attempt unless it says otherwise. */
+export type NewV1Call = Omit<V1CallRecord, 'createdAt' | 'updatedAt' | 'attempt' | 'retryOf' | 'notBefore'> &
+  Partial<Pick<V1CallRecord, 'attempt' | 'retryOf' | 'notBefore'>>;
 
 /** A v1 tool integration: its document is parsed JSON of no type until core/v1/integrations.ts decodes it. */
 export interface V1IntegrationRecord {
@@ -64,8 +74,10 @@ export interface V1Repo {
    * overlapping updates cannot both pass.
    */
   claimUpdate(workspaceId: string, agentId: string, cooldownMs: number): Promise<boolean>;
-  insertCall(record: Omit<V1CallRecord, 'createdAt' | 'updatedAt'>): Promise<V1CallRecord>;
+  insertCall(record: NewV1Call): Promise<V1CallRecord>;
   call(workspaceId: string, callId: string): Promise<V1CallRecord | undefined>;
+  /** Calls placed through v1 with this assistant that are live (dialing or in progress). */
+  countLiveCalls(workspaceId: string, agentId: string): Promise<number>;
   updateCall(workspaceId: string, callId: string, change: V1CallChange): Promise<V1CallRecord | undefined>;
   /** Writes an integration (a new one, or over the one of that id). */
   putIntegration(

@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { getDocumentProxy } from 'unpdf';
 import { ApiError, invalid } from '../errors.ts';
 import { AddressPolicyError, assertPublicHost, guardedLookup } from '../net/address-policy.ts';
 import type { Store } from '../store/types.ts';
@@ -10,6 +11,7 @@ export const DOCUMENT_LIMITS = {
   textChars: 200_000,
   timeoutMs: 10_000,
   perWorkspace: 100,
+  pdfPages: 300,
 } as const;
 
 export interface DocumentUpload {
@@ -36,10 +38,52 @@ export function htmlText(html: string): string {
     .trim();
 }
 
+/** A downloaded document's text, by its declared type. */
+export async function documentText(type: DocumentUpload['type'], raw: Buffer): Promise<string> {
+  if (type === 'pdf') return pdfText(raw);
+  const text = raw.toString('utf8');
+  return type === 'html' ? htmlText(text) : text.trim();
+}
+
+/**
+ * The text of a PDF's pages (at most `DOCUMENT_LIMITS.pdfPages`), page after page, spaces collapsed; a file that
+ * is not a readable PDF is a 400 naming `url`.
+ */
+export async function pdfText(raw: Buffer): Promise<string> {
+  if (raw.subarray(0, 1024).indexOf('%PDF-') < 0) throw invalid('url', 'the document is not a PDF');
+  let pages: string[];
+  try {
+    const pdf = await getDocumentProxy(new Uint8Array(raw), { isEvalSupported: false, verbosity: 0 });
+    try {
+      const wanted = Math.min(pdf.numPages, DOCUMENT_LIMITS.pdfPages);
+      pages = [];
+      for (let n = 1; n <= wanted; n++) {
+        const page = await pdf.getPage(n);
+        const content = await page.getTextContent();
+        pages.push(
+          content.items.map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : '')).join(''),
+        );
+      }
+    } finally {
+      await pdf.destroy();
+    }
+  } catch (error) {
+    throw invalid(
+      'url',
+      `the PDF could not be read: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  return pages
+    .join('\n')
+    .replace(/[ \t\r\f\v]+/g, ' ')
+    .replace(/\s*\n\s*/g, '\n')
+    .trim();
+}
+
 /**
  * Knowledge-base documents: fetched once at upload from their URL through the outbound address guard (no
  * loopback or private address unless the operator allows it; HTTPS unless so too), at most 1 MB in 10 s,
- * their text kept. Text and HTML documents are read; PDF text extraction is not live yet (a 400 says so).
+ * their text kept: text as is, HTML as its visible words, PDF as the text of its pages (PDF.js, through unpdf).
  */
 export class V1Documents {
   private readonly agent: Agent;
@@ -56,18 +100,12 @@ export class V1Documents {
   }
 
   async upload(workspaceId: string, input: DocumentUpload): Promise<V1DocumentRecord> {
-    if (input.type === 'pdf') {
-      throw invalid(
-        'type',
-        'PDF text extraction is not live yet; upload the text or HTML version of the document',
-      );
-    }
     const known = await this.store.v1.documents(workspaceId, { limit: DOCUMENT_LIMITS.perWorkspace + 1 });
     if (known.length >= DOCUMENT_LIMITS.perWorkspace && !known.some((d) => d.url === input.url)) {
       throw invalid('url', `the workspace has ${DOCUMENT_LIMITS.perWorkspace} documents, the most it may`);
     }
     const raw = await this.download(input.url);
-    const text = (input.type === 'html' ? htmlText(raw) : raw.trim()).slice(0, DOCUMENT_LIMITS.textChars);
+    const text = (await documentText(input.type, raw)).slice(0, DOCUMENT_LIMITS.textChars);
     if (!text) throw invalid('url', 'the document has no text');
     return this.store.v1.putDocument({
       workspaceId,
@@ -86,7 +124,7 @@ export class V1Documents {
     return this.agent.close();
   }
 
-  private async download(address: string): Promise<string> {
+  private async download(address: string): Promise<Buffer> {
     const url = new URL(address);
     if (url.protocol !== 'https:' && !(this.allowPrivate && url.protocol === 'http:')) {
       throw invalid('url', 'must be an https:// URL');
@@ -112,7 +150,7 @@ export class V1Documents {
         }
         chunks.push(chunk as Buffer);
       }
-      return Buffer.concat(chunks).toString('utf8');
+      return Buffer.concat(chunks);
     } catch (error) {
       if (error instanceof ApiError) throw error;
       if (error instanceof AddressPolicyError) throw invalid('url', `refused: ${error.message}`);
@@ -122,58 +160,4 @@ export class V1Documents {
       );
     }
   }
-}
-
-const WORD = /[\p{L}\p{N}]{3,}/gu;
-
-/**
- * Passages of the documents for a prompt with `budgetChars` of room: every document's text cut into passages
- * (paragraphs, at most 600 characters), each scored by the words it shares with `context` (what the call is
- * about: the variant's brief, the client's prompt, the FAQ's questions), a shared word weighing more the fewer
- * passages have it (inverse document frequency), the best kept, in their documents' order, until the budget is
- * spent. When everything fits, everything is kept.
- */
-export function retrievePassages(
-  documents: ReadonlyArray<{ title: string; text: string }>,
-  context: string,
-  budgetChars: number,
-): string[] {
-  const passages = documents.flatMap((doc, d) =>
-    splitPassages(doc.text).map((text, i) => ({
-      key: d * 1_000_000 + i,
-      text: `[${doc.title}] ${text}`,
-      words: wordsOf(text),
-    })),
-  );
-  const total = passages.reduce((sum, p) => sum + p.text.length + 1, 0);
-  if (total <= budgetChars) return passages.map((p) => p.text);
-  const wanted = wordsOf(context);
-  const frequency = new Map<string, number>();
-  for (const passage of passages)
-    for (const word of passage.words) frequency.set(word, (frequency.get(word) ?? 0) + 1);
-  const weight = (word: string) => Math.log((passages.length + 1) / (frequency.get(word) ?? 1));
-  const scored = passages
-    .map((p) => ({ ...p, score: [...p.words].reduce((sum, w) => sum + (wanted.has(w) ? weight(w) : 0), 0) }))
-    .sort((a, b) => b.score - a.score || a.key - b.key);
-  const chosen: typeof scored = [];
-  let used = 0;
-  for (const passage of scored) {
-    if (used + passage.text.length + 1 > budgetChars) continue;
-    chosen.push(passage);
-    used += passage.text.length + 1;
-  }
-  return chosen.sort((a, b) => a.key - b.key).map((p) => p.text);
-}
-
-function wordsOf(text: string): Set<string> {
-  return new Set(text.toLowerCase().match(WORD) ?? []);
-}
-
-function splitPassages(text: string): string[] {
-  const out: string[] = [];
-  for (const paragraph of text.split(/\n+/)) {
-    const trimmed = paragraph.trim();
-    for (let i = 0; i < trimmed.length; i += 600) out.push(trimmed.slice(i, i + 600));
-  }
-  return out.filter((p) => p.length > 0);
 }

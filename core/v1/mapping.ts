@@ -3,7 +3,7 @@ import { AGENT_LIMITS } from '../agents/types.ts';
 import { isoTime } from '../clock.ts';
 import { invalid } from '../errors.ts';
 import type { AssistantDocument } from './assistant.ts';
-import { retrievePassages } from './documents.ts';
+import { splitPassages } from './retrieval.ts';
 import { compilePrompt, defaultFirstMessage, languageOf } from './variants.ts';
 
 /** Voices as the mapping needs them: known ids, and a default by language and gender. */
@@ -15,40 +15,53 @@ export interface V1Voices {
 /** The v1 Assistant as the API returns it (interface "Assistant (v1)"). */
 export type Assistant = { _id: string } & AssistantDocument & { createdAt: string };
 
+/** What the prompt says when the knowledge base does not fit in it (README "Knowledge base"). */
+export const KNOWLEDGE_PER_TURN_NOTE =
+  'More of the knowledge base is given to you with each caller turn, under "Knowledge base passages for this turn": answer from it when it has the answer.';
+
 /**
- * The FAQs given to the agent in its prompt, within what the prompt has room for: questions in the order the
- * client wrote them until the budget is spent (see README "Knowledge base").
+ * Everything an assistant's knowledge base says, as passages: each FAQ as `Q: ...\nA: ...`; each document as its
+ * uploaded text cut into passages (`[title] ...`), or, not uploaded, one line naming it.
+ */
+export function knowledgePassages(doc: AssistantDocument, texts: readonly DocumentText[]): string[] {
+  const { faq, documents } = doc.knowledgeBase;
+  return [
+    ...faq.map((item) => `Q: ${item.question}\nA: ${item.answer}`),
+    ...documents.flatMap((document) => {
+      const uploaded = texts.find((t) => t.url === document.url);
+      return uploaded
+        ? splitPassages(uploaded.text).map((text) => `[${uploaded.title}] ${text}`)
+        : [`Reference document: ${document.title} (${document.url})`];
+    }),
+  ];
+}
+
+/**
+ * The knowledge base as the prompt holds it, within `budgetChars`: all of it when it fits; else the FAQs in the
+ * order written (the first win) and the documents that were not uploaded, as fit, and a note that the rest comes
+ * per caller turn (`callKnowledge` retrieves it during calls; see README "Knowledge base").
  */
 export function knowledgeSection(
   doc: AssistantDocument,
   budgetChars: number,
   texts: readonly DocumentText[] = [],
 ): string {
-  const { faq, documents } = doc.knowledgeBase;
-  if (faq.length === 0 && documents.length === 0) return '';
-  const lines = ['Facts you may use to answer (say you will check if the answer is not here):'];
-  let used = lines[0]?.length ?? 0;
-  for (const item of faq) {
-    const line = `Q: ${item.question}\nA: ${item.answer}`;
-    if (used + line.length + 1 > budgetChars) break;
-    lines.push(line);
-    used += line.length + 1;
+  const passages = knowledgePassages(doc, texts);
+  if (passages.length === 0) return '';
+  const heading = 'Facts you may use to answer (say you will check if the answer is not here):';
+  const whole = [heading, ...passages].join('\n');
+  if (whole.length <= budgetChars) return whole;
+  const lines = [heading];
+  let used = heading.length + KNOWLEDGE_PER_TURN_NOTE.length + 1;
+  if (used > budgetChars) return '';
+  for (const passage of passages) {
+    if (passage.startsWith('[')) continue;
+    if (used + passage.length + 1 > budgetChars) continue;
+    lines.push(passage);
+    used += passage.length + 1;
   }
-  const uploaded = documents
-    .map((d) => texts.find((t) => t.url === d.url))
-    .filter((t): t is DocumentText => t !== undefined);
-  for (const document of documents) {
-    if (uploaded.some((t) => t.url === document.url)) continue;
-    const line = `Reference document: ${document.title} (${document.url})`;
-    if (used + line.length + 1 > budgetChars) break;
-    lines.push(line);
-    used += line.length + 1;
-  }
-  if (uploaded.length > 0) {
-    const context = [compilePrompt(doc, ''), ...faq.map((f) => f.question)].join('\n');
-    lines.push(...retrievePassages(uploaded, context, budgetChars - used));
-  }
-  return lines.length > 1 ? lines.join('\n') : '';
+  lines.push(KNOWLEDGE_PER_TURN_NOTE);
+  return lines.join('\n');
 }
 
 /** An uploaded knowledge-base document's text, for the prompts of the assistants that name its URL. */

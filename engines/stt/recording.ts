@@ -1,4 +1,5 @@
 import { CANONICAL_RATE, mulawDecode, Resampler, readWav, type WavAudio } from '../../codecs/index.ts';
+import { readOggOpus } from '../../codecs/ogg-opus.ts';
 import { SpeechSegmenter } from '../vad/segmenter.ts';
 import { DEFAULT_VAD_THRESHOLDS, type VoiceActivityDetector } from '../vad/types.ts';
 import type { SpeechToText } from './types.ts';
@@ -24,16 +25,54 @@ const SEGMENT_PADDING_MS = 200;
 /** The VAD is given audio in pieces this long (its windows straddle them). */
 const VAD_PIECE_SAMPLES = 16_000;
 
-/** The recording formats a transcription takes, by media type. */
-export const RECORDING_MEDIA_TYPES = ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/basic'] as const;
+/** The recording formats a transcription takes as a request body, by media type. */
+export const RECORDING_MEDIA_TYPES = [
+  'audio/wav',
+  'audio/x-wav',
+  'audio/wave',
+  'audio/basic',
+  'audio/ogg',
+  'audio/opus',
+] as const;
+
+/** What a recording is, by its first bytes; `mediaType` (as sent) decides only for headerless mu-law. */
+export function recordingFormat(
+  bytes: Uint8Array,
+  mediaType: string | null,
+): 'wav' | 'ogg' | 'mulaw' | 'mp3' | undefined {
+  const head = Buffer.from(bytes.subarray(0, 4)).toString('latin1');
+  if (head === 'RIFF') return 'wav';
+  if (head === 'OggS') return 'ogg';
+  // Raw mu-law has no header (its silence is 0xFF bytes, which look like an MP3 frame's sync): the type decides.
+  if (mediaType === 'audio/basic' || mediaType === 'audio/x-mulaw' || mediaType === 'audio/mulaw')
+    return 'mulaw';
+  if (head.startsWith('ID3') || (bytes.length > 1 && bytes[0] === 0xff && (bytes[1]! & 0xe0) === 0xe0))
+    return 'mp3';
+  return undefined;
+}
 
 /**
  * A recording's channels: WAV (16-bit PCM, 8-bit mu-law or A-law, any rate the resampler takes, one or two
- * channels), or `audio/basic` (raw 8 kHz mu-law, one channel). Throws an Error whose message says what is wrong.
+ * channels), Ogg Opus (one or two channels, decoded by libopus), or raw 8 kHz mu-law (`audio/basic`, one
+ * channel). The format is told by the file's first bytes. Throws an Error whose message says what is wrong.
  */
-export function decodeRecording(bytes: Uint8Array, mediaType: string): WavAudio {
-  if (mediaType === 'audio/basic') return { sampleRate: 8000, channels: [mulawDecode(bytes)] };
-  return readWav(bytes);
+export function decodeRecording(bytes: Uint8Array, mediaType: string | null): WavAudio {
+  switch (recordingFormat(bytes, mediaType)) {
+    case 'wav':
+      return readWav(bytes);
+    case 'ogg':
+      return readOggOpus(bytes);
+    case 'mulaw':
+      return { sampleRate: 8000, channels: [mulawDecode(bytes)] };
+    case 'mp3':
+      throw new Error(
+        'mp3 is not taken: no maintained MP3 decoder is among the dependencies; send WAV or Ogg Opus',
+      );
+    default:
+      throw new Error(
+        'not a recording this platform reads: send WAV, Ogg Opus or raw 8 kHz mu-law (audio/basic)',
+      );
+  }
 }
 
 export function recordingDurationMs(audio: WavAudio): number {
@@ -45,6 +84,7 @@ export async function transcribeRecording(
   audio: WavAudio,
   engines: { stt: SpeechToText; vad: VoiceActivityDetector },
   language: string,
+  options: { keepUnheard?: boolean; signal?: AbortSignal } = {},
 ): Promise<RecordingSegment[]> {
   const segments: RecordingSegment[] = [];
   for (const [channel, samples] of audio.channels.entries()) {
@@ -52,9 +92,11 @@ export async function transcribeRecording(
     for (const [startMs, endMs] of await speechSpans(canonical, engines.vad)) {
       const from = Math.max(0, msToSample(startMs - SEGMENT_PADDING_MS));
       const to = Math.min(canonical.length, msToSample(endMs + SEGMENT_PADDING_MS));
+      options.signal?.throwIfAborted();
       const heard = await engines.stt.transcribe(canonical.slice(from, to), { language });
       const text = heard.text.trim();
-      if (text) segments.push({ channel, startMs, endMs, text, language: heard.language ?? language });
+      if (text || options.keepUnheard)
+        segments.push({ channel, startMs, endMs, text, language: heard.language ?? language });
     }
   }
   return segments.sort((a, b) => a.startMs - b.startMs || a.channel - b.channel);

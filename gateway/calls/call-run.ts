@@ -17,6 +17,7 @@ import { retryWhileStoreUnavailable } from '../../core/store/unavailable.ts';
 import { callTools, onCallToolsOf } from '../../core/tools/on-call.ts';
 import type { ToolRunner } from '../../core/tools/runner.ts';
 import { toolCallEntry } from '../../core/tools/tool-calls.ts';
+import { callKnowledge } from '../../core/v1/knowledge.ts';
 import type { LatencyLabels, PipelineMetrics } from '../../pipeline/metrics.ts';
 import { CallRecorder } from '../../pipeline/recorder.ts';
 import {
@@ -163,6 +164,17 @@ export class CallRun {
     const stored = storedSettings(revision.content);
     const agent: AgentSettings = { ...stored, max_duration_secs: call.maxDurationSecs };
     const recordingFile = path.join(deps.partialDir, `${call.id}.wav`);
+    // A v1 assistant whose knowledge base does not fit in its prompt: the rest is retrieved per caller turn.
+    const knowledge = await callKnowledge(
+      deps.store,
+      call.workspaceId,
+      call.agentId,
+      agent.system_prompt,
+    ).catch((err: unknown) => {
+      ctx.logger.error({ err }, 'could not load the knowledge base: the call goes on with its prompt alone');
+      return undefined;
+    });
+    if (knowledge) ctx.logger.debug({ passages: knowledge.passages }, 'knowledge base retrieved per turn');
     const tools = deps.tools
       ? callTools(
           deps.tools,
@@ -183,6 +195,7 @@ export class CallRun {
       output: ctx.output,
       recorder: new CallRecorder(recordingFile),
       ...(tools ? { tools } : {}),
+      ...(knowledge ? { knowledge } : {}),
       onEvent: (event) => {
         logEvent(ctx, event);
         if (event.type === 'opt_out') {

@@ -234,6 +234,67 @@ const cases: Case[] = [
     expect: ['heard:caller_speech@1250', 'interrupted:stop_phrase@1300', 'heard:caller_speech@4250'],
   },
   {
+    name: 'words before a late VAD: the episode opens with them and interrupts at once',
+    // The VAD is 400 ms behind: it confirms speech begun at 1000 only at 1650; the STT named a word at 1450.
+    steps: [agentStart(0), speechStart(1000, 650), partial(1450, 'actually'), partial(1600, 'actually I')],
+    expect: ['heard:caller_speech@1650', 'interrupted:min_duration@1650'],
+  },
+  {
+    name: 'a stop word before a late VAD interrupts when the VAD confirms the speech',
+    steps: [agentStart(0), speechStart(1000, 650), partial(1450, 'wait')],
+    expect: ['heard:caller_speech@1650', 'interrupted:stop_phrase@1650'],
+  },
+  {
+    name: 'a backchannel before a late VAD stays a backchannel',
+    steps: [
+      agentStart(0),
+      speechStart(1000, 650),
+      partial(1450, 'haan'),
+      speechEnd(1560),
+      final(1700, 'Haan.'),
+    ],
+    expect: ['heard:caller_speech@1650', 'ignored_backchannel:backchannel@1700', 'resumed:backchannel@1700'],
+  },
+  {
+    name: 'a backchannel whose final came before a late VAD resumes as soon as the caller is quiet',
+    steps: [
+      agentStart(0),
+      speechStart(1000, 700),
+      partial(1450, 'haan'),
+      final(1600, 'Haan.'),
+      speechEnd(1600),
+    ],
+    expect: ['heard:caller_speech@1700', 'ignored_backchannel:backchannel@1700', 'resumed:backchannel@1700'],
+  },
+  {
+    name: 'interim words from before the speech began (the previous utterance) are not its words',
+    steps: [agentStart(0), partial(900, 'what about'), speechStart(1000), speechEnd(1200), tick(2500)],
+    expect: ['heard:caller_speech@1250', 'resumed:false_interruption@2500'],
+  },
+  {
+    name: "words before the reply began are the previous turn's, not an interruption of it",
+    steps: [
+      partial(900, 'I want to book'),
+      agentStart(1000),
+      speechStart(950, 350),
+      speechEnd(1400),
+      tick(2450),
+    ],
+    expect: ['heard:caller_speech@1300', 'resumed:false_interruption@2450'],
+  },
+  {
+    name: 'mode high: voice with no words interrupts after half a backchannel (325 ms)',
+    settings: { mode: 'high' },
+    steps: [agentStart(0), speechStart(1000), ...voicedWindows(1000, 1500)],
+    expect: ['heard:caller_speech@1250', 'interrupted:sustained_speech@1352'],
+  },
+  {
+    name: 'mode low: voice with no words waits out twice a backchannel (1.3 s)',
+    settings: { mode: 'low' },
+    steps: [agentStart(0), speechStart(1000), ...voicedWindows(1000, 2400)],
+    expect: ['heard:caller_speech@1250', 'interrupted:sustained_speech@2312'],
+  },
+  {
     name: 'speech resuming within an episode adds up ("uh" ... "so the thing is")',
     steps: [
       agentStart(0),

@@ -19,8 +19,15 @@ import { findStopPhrase, isBackchannel, normalizeWords } from './lexicon.ts';
  * With interruptions `off`, or a reply that is not interruptible (a flow node's `allow_interrupt: false`),
  * caller speech is only reported as `ignored`. Every event carries the episode, the reason and the evidence.
  *
- * The trade-off: the agent's audio stops only on evidence that the caller takes the turn, so an interruption
- * whose first word the STT gives late stops that much later; voice alone stops it after `sustainedSpeechMs`.
+ * Words count from the speech they belong to: interim words the STT gives before the VAD confirms the
+ * caller's voice (`minSpeechMs` later, or more on a busy node) are kept and decide the episode as it opens.
+ *
+ * The trade-off: the agent's audio stops only on evidence that the caller takes the turn. A backchannel and
+ * the start of a real interruption are both a few hundred ms of voice with no word yet (a streaming STT names
+ * a word about 150 ms after its audio: "okay" once it is over, "Actually" of "Actually I need..." 400-500 ms
+ * after the caller began), so nothing before the first word tells them apart: at the default mode an
+ * interruption stops at its first non-backchannel word, or after `sustainedSpeechMs` of voice (650 ms); at
+ * `high` voice alone stops it after 325 ms, and backchannels longer than that stop the agent too.
  *
  * A pure state machine: time is ms of audio, given with every input; `tick` lets time pass.
  */
@@ -47,6 +54,21 @@ export const FALSE_INTERRUPTION_TIMEOUT_MS = 1500;
  * voiced window, so the VAD's hangover after a short "hmm" does not count as speech.
  */
 export const BACKCHANNEL_MAX_MS = 650;
+
+/**
+ * Voice with no words yet that interrupts (null: never). Without adaptive interruptions a backchannel
+ * interrupts too, so nothing is gained by waiting for one: the mode's threshold. With them, a backchannel's
+ * length scaled by the mode, as `min_interrupt_ms` is: `normal` waits out every backchannel (650 ms); `high`
+ * (325 ms) stops on voice before a streaming STT names the first word, and cuts the agent off on backchannels
+ * longer than that ("okay", "uh-huh", "haan ji": 380-560 ms of voice at a conversational pace); `low` (1.3 s)
+ * leaves the decision to the words. Never below the mode's threshold.
+ */
+export function sustainedSpeechMs(settings: InterruptionSettings): number | null {
+  const factor = MODE_FACTORS[settings.mode];
+  if (factor === null) return null;
+  const thresholdMs = settings.minInterruptMs * factor;
+  return settings.adaptive ? Math.max(thresholdMs, BACKCHANNEL_MAX_MS * factor) : thresholdMs;
+}
 
 export interface InterruptionSettings {
   mode: InterruptionMode;
@@ -128,19 +150,19 @@ export class InterruptionPolicy {
   #episodes = 0;
   /** Start of the caller's open VAD segment, whatever the agent does. */
   #callerSegmentStartMs: number | null = null;
+  /**
+   * Interim words received while the agent speaks and no episode is open, and when: the STT can name the
+   * caller's first word before the VAD confirms their voice (a VAD behind on a busy node, its `minSpeechMs`).
+   * An episode that opens on speech begun before they came takes them at once.
+   */
+  #early: { text: string; atMs: number; final: boolean } | null = null;
   #nowMs = 0;
 
   constructor(settings: InterruptionSettings) {
     this.settings = Object.freeze({ ...settings });
     const factor = MODE_FACTORS[settings.mode];
     this.thresholdMs = factor === null ? null : settings.minInterruptMs * factor;
-    // Without adaptive interruptions a backchannel interrupts too, so nothing is gained by waiting for one.
-    this.sustainedSpeechMs =
-      this.thresholdMs === null
-        ? null
-        : settings.adaptive
-          ? Math.max(this.thresholdMs, BACKCHANNEL_MAX_MS)
-          : this.thresholdMs;
+    this.sustainedSpeechMs = sustainedSpeechMs(settings);
   }
 
   get agentSpeaking(): boolean {
@@ -153,6 +175,8 @@ export class InterruptionPolicy {
     const ended = this.#agent ? this.agentStopped(nowMs) : [];
     this.#advance(nowMs);
     this.#agent = { interruptible: options.interruptible ?? true, interrupted: false };
+    // Words before the reply began are the caller's previous turn's.
+    this.#early = null;
     // The caller is already talking: their speech counts from now.
     if (this.#callerSegmentStartMs === null) return ended;
     return [...ended, ...this.#open(this.#nowMs)];
@@ -165,6 +189,7 @@ export class InterruptionPolicy {
    */
   callerTurnTaken(): void {
     this.#callerSegmentStartMs = null;
+    this.#early = null;
   }
 
   /** The reply ended (played out, or stopped after `interrupted`). */
@@ -174,6 +199,7 @@ export class InterruptionPolicy {
     const events = open ? [this.#event(open, { type: 'ignored', reason: 'agent_finished' })] : [];
     this.#agent = null;
     this.#episode = null;
+    this.#early = null;
     return events;
   }
 
@@ -210,13 +236,23 @@ export class InterruptionPolicy {
   /**
    * A transcript received at `nowMs`. Only an open episode takes words: transcripts outside one are the end of
    * the caller's previous turn (finals arrive after the reply may have started) or speech the VAD did not
-   * count as such, and open nothing.
+   * count as such, and open nothing. Interim words while the agent speaks are kept, though: when the VAD then
+   * confirms speech that began before they came (a VAD behind the STT), its episode has them from the start.
    */
   onTranscript(event: TranscriptEvent, nowMs: number): InterruptionEvent[] {
     this.#advance(nowMs);
     const text = event.text.trim();
     const episode = this.#episode;
-    if (!episode) return [];
+    if (!episode) {
+      const agent = this.#agent;
+      const listening = text !== '' && agent !== null && !agent.interrupted;
+      // A final with no interim before it is the end of the caller's previous turn; one after an interim
+      // completes the words of the speech in progress.
+      if (!listening) this.#early = null;
+      else if (event.type === 'partial') this.#early = { text, atMs: this.#nowMs, final: false };
+      else if (this.#early) Object.assign(this.#early, { text, final: true });
+      return [];
+    }
     if (event.type === 'partial') {
       episode.partial = text;
       episode.settled = false;
@@ -273,6 +309,16 @@ export class InterruptionPolicy {
       partial: '',
       settled: true,
     };
+    // Words the STT gave for this speech before the VAD confirmed it count from the start.
+    const early = this.#early;
+    this.#early = null;
+    if (early && early.atMs >= startMs) {
+      if (early.final) episode.finals.push(early.text);
+      else {
+        episode.partial = early.text;
+        episode.settled = false;
+      }
+    }
     if (!this.#enabled()) {
       const reason = this.thresholdMs === null ? 'interruptions_off' : 'not_interruptible';
       return [this.#event(episode, { type: 'ignored', reason })];

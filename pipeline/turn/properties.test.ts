@@ -9,7 +9,13 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { INTERRUPTION_MODES } from '../../core/agents/types.ts';
 import { holdMs, SENTENCE_END_FACTOR } from './endpointing.ts';
-import type { InterruptionEvent } from './interruption.ts';
+import {
+  BACKCHANNEL_MAX_MS,
+  FALSE_INTERRUPTION_TIMEOUT_MS,
+  type InterruptionEvent,
+  MODE_FACTORS,
+  sustainedSpeechMs,
+} from './interruption.ts';
 import { playEndpointer, playInterruption } from './testing/play.ts';
 import {
   agentStart,
@@ -22,6 +28,7 @@ import {
   speechEnd,
   speechStart,
   tick,
+  voicedWindows,
 } from './testing/script.ts';
 
 const VOCABULARY = [
@@ -141,6 +148,58 @@ describe('InterruptionPolicy properties', () => {
           assert.equal(e.type, 'ignored');
           assert.ok(['interruptions_off', 'not_interruptible'].includes(e.reason), e.reason);
         }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('words the STT gives before a late VAD confirms the speech stop the agent when it does', () => {
+    const requests = ['what about the price', 'actually I need', 'मुझे कुछ और', 'mujhe delivery date'];
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 50, max: 1500 }),
+        fc.integer({ min: 0, max: 1000 }),
+        fc.constantFrom(...requests),
+        (lagMs, wordFraction, text) => {
+          const decidedAtMs = 1000 + START_DECISION_MS + lagMs;
+          // Received after the speech began, before the VAD told.
+          const wordAtMs = 1000 + Math.floor(((decidedAtMs - 1000) * wordFraction) / 1000);
+          const settings = { mode: 'normal' as const, adaptive: true, minInterruptMs: 300, minWords: 0 };
+          const events = playInterruption(settings, [
+            agentStart(0),
+            partial(wordAtMs, text),
+            speechStart(1000, START_DECISION_MS + lagMs),
+          ]);
+          assert.deepEqual(
+            events.map((e) => `${e.type}:${e.reason}@${e.atMs}`),
+            [`heard:caller_speech@${decidedAtMs}`, `interrupted:min_duration@${decidedAtMs}`],
+          );
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  test('voice with no words interrupts at a backchannel length scaled by the mode, never below the threshold', () => {
+    fc.assert(
+      fc.property(settingsArb, (settings) => {
+        const limit = sustainedSpeechMs(settings);
+        const events = playInterruption(settings, [
+          agentStart(0),
+          speechStart(1000),
+          ...voicedWindows(1000, 1000 + FALSE_INTERRUPTION_TIMEOUT_MS - 1),
+        ]);
+        const cut = events.find((e) => e.type === 'interrupted');
+        if (limit === null) return assert.equal(cut, undefined);
+        const factor = MODE_FACTORS[settings.mode] as number;
+        assert.ok(limit >= settings.minInterruptMs * factor);
+        if (settings.adaptive) assert.ok(limit >= BACKCHANNEL_MAX_MS * factor);
+        if (limit + 32 >= FALSE_INTERRUPTION_TIMEOUT_MS) return;
+        assert.equal(cut?.reason, 'sustained_speech');
+        // At the first voiced window (32 ms) that reaches the limit, counted from the speech's onset, or when
+        // the VAD confirms the speech if that is later.
+        const latest = Math.max(1000 + START_DECISION_MS, 1000 + limit + 32);
+        assert.ok(cut !== undefined && cut.atMs >= 1000 + limit && cut.atMs <= latest, `${cut?.atMs}`);
       }),
       { numRuns: 300 },
     );

@@ -150,7 +150,15 @@ describe('HTTP limits in the error envelope', () => {
       [404, request(p.url, 'DELETE', '/v2/wallet', { key })],
       [409, request(p.url, 'POST', `/v2/agents/${published.body.id}/publish`, { key })],
       [413, request(p.url, 'POST', '/v2/agents', { key, rawBody: `"${'x'.repeat(5000)}"`, headers: json })],
-      [501, request(p.url, 'POST', '/v2/transcriptions', { key, body: {} })],
+      // A node without speech engines (the api role alone) cannot transcribe in the request.
+      [
+        501,
+        request(p.url, 'POST', '/v2/transcriptions/sync', {
+          key,
+          rawBody: 'RIFF',
+          headers: { 'content-type': 'audio/wav' },
+        }),
+      ],
     ];
     for (const [status, pending] of cases) {
       const r = await pending;

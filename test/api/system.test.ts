@@ -108,17 +108,15 @@ describe('contract, voices, health, metrics', () => {
     }
   });
 
-  test('interface routes that are not live answer 501 not_implemented after authentication', async () => {
+  test('the transcription routes answer after authentication, in the envelope', async () => {
     const api = client(p.url, p.apiKey);
-    for (const [method, path] of [
-      ['GET', '/v2/transcriptions'],
-      ['POST', '/v2/transcriptions'],
-    ] as const) {
-      const r = await api(method, path, method === 'GET' ? {} : { body: {} });
-      assert.equal(r.status, 501, `${method} ${path}`);
-      assert.equal(errorCode(r), 'not_implemented');
-      assert.equal((await request(p.url, method, path)).status, 401);
-    }
+    const listed = await api('GET', '/v2/transcriptions');
+    assert.equal(listed.status, 200, listed.text);
+    const refused = await api('POST', '/v2/transcriptions', { body: {} });
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(errorCode(refused), 'invalid_request');
+    for (const method of ['GET', 'POST'] as const)
+      assert.equal((await request(p.url, method, '/v2/transcriptions')).status, 401);
   });
 
   test('v2 is one plugin: its errors and unknown routes answer in its envelope, a path outside it a plain 404', async () => {

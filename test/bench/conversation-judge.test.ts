@@ -44,7 +44,18 @@ describe('judging a conversation by what the caller heard', () => {
     const cleared = judge(
       observation({ category: 'bargein', overAgent: true, sounds, heard, clears: [1350] }),
     );
-    assert.deepEqual([cleared.correct, cleared.stopMs], [true, 350]);
+    assert.deepEqual([cleared.correct, cleared.stopMs, cleared.firstWordMs], [true, 350, undefined]);
+    const worded = judge(
+      observation({
+        category: 'bargein',
+        overAgent: true,
+        sounds,
+        heard,
+        clears: [1350],
+        firstWordAtMs: 1440,
+      }),
+    );
+    assert.equal(worded.firstWordMs, 440, "from the caller's first sound to the STT's first word");
     const held = judge(observation({ category: 'bargein_stop_phrase', overAgent: true, sounds, heard }));
     assert.deepEqual([held.correct, held.stopMs], [true, 350]);
     const talkedOver = judge(
@@ -90,7 +101,7 @@ describe('judging a conversation by what the caller heard', () => {
     const summary = summarize([
       { id: 'a', category: 'endpoint', correct: true, why: '', responseLatencyMs: 400 },
       { id: 'b', category: 'endpoint', correct: false, why: '' },
-      { id: 'c', category: 'bargein', correct: true, why: '', stopMs: 300 },
+      { id: 'c', category: 'bargein', correct: true, why: '', stopMs: 300, firstWordMs: 450 },
       { id: 'd', category: 'bargein_stop_phrase', correct: false, why: '' },
       { id: 'e', category: 'backchannel', correct: true, why: '', gapMs: 40 },
     ]);
@@ -99,6 +110,7 @@ describe('judging a conversation by what the caller heard', () => {
     assert.equal(summary.correct_pct.silence, null);
     assert.equal(summary.response_latency_p50_ms, 400);
     assert.equal(summary.bargein_stop_p95_ms, 300);
+    assert.deepEqual([summary.bargein_first_word_p50_ms, summary.bargein_first_word_p95_ms], [450, 450]);
     assert.equal(summary.bargein_not_stopped, 1);
     assert.equal(summary.backchannel_gap_max_ms, 40);
   });

@@ -8,19 +8,25 @@
  * equal to its ledger entry. Skipped when PocketSphinx or espeak-ng is not installed.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { mulawEncode, pcm16ToBytes, Resampler, writeWav } from '../../codecs/index.ts';
+import { mulawEncode, OpusCodec, pcm16ToBytes, Resampler, writeWav } from '../../codecs/index.ts';
+import { writeOggOpus } from '../../codecs/ogg-opus.ts';
 import type { Clock } from '../../core/clock.ts';
+import { newId } from '../../core/ids.ts';
+import { TranscriptionAudio } from '../../core/speech/transcription-audio.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
 import { SphinxTranscriber } from '../../engines/stt/index.ts';
 import { concat, espeak, espeakInstalled, wordOverlap } from '../../engines/stt/testing/speech.ts';
 import { chromiumMissing, launchChromium } from '../../gateway/testing/chromium.ts';
 import { backends, client, startTestPlatform, type TestPlatform } from '../support/platform.ts';
+import { RawConnection } from '../support/raw-http.ts';
 
 const [embedded, shared] = await backends();
 
@@ -153,6 +159,41 @@ async function ledgerEntry(base: string, key: string, reference: string): Promis
   return page.body.data.find((t) => t.reference === reference)?.amount_paise;
 }
 
+interface TranscriptionJob {
+  id: string;
+  object: string;
+  status: string;
+  duration_secs: number | null;
+  channels: number | null;
+  speakers_method: string | null;
+  segments: { speaker: string; start_ms: number; end_ms: number; text: string; language: string }[];
+  failure: string | null;
+  cost_paise: number;
+}
+
+/** Serves `body` at a loopback URL (any path) until closed: a customer's file server. */
+async function serveOnce(body: Buffer, type: string, status = 200) {
+  const server = http.createServer((_request, response) => {
+    response.writeHead(status, { 'content-type': type, 'content-length': body.length });
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/recording`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+function espeakAt8k(text: string): Int16Array {
+  const resampler = new Resampler(16000, 8000);
+  const audio = espeak(text);
+  return concat(resampler.process(audio), resampler.flush());
+}
+
+/** The workspace of the suite's key (its audio is kept under a directory of that name). */
+let speechWorkspaceId = '';
+
 /** Phrases the small agent-calls model hears well in eSpeak NG's voice, at 8 and 16 kHz. */
 const PHRASES = ['i want to book an appointment', 'i would like to speak to an agent'];
 
@@ -194,13 +235,23 @@ describe('the speech APIs: live speech to text over the gateway, text to speech'
   }
 
   before(async () => {
-    platform = await startTestPlatform(embedded!, { env: { ROLES: 'api,gateway' }, clock });
+    platform = await startTestPlatform(embedded!, {
+      env: {
+        ROLES: 'api,gateway,worker',
+        TRANSCRIPTION_JOB_POLL_MS: '100',
+        TRANSCRIPTION_JOB_LEASE_MS: '2000',
+        // The recordings of `audio_url` jobs are served on loopback.
+        ALLOW_PRIVATE_WEBHOOKS: 'true',
+      },
+      clock,
+    });
     const workspace = await provisionWorkspace(platform.platform.store, {
       name: 'Speech',
       mode: 'sandbox',
       balancePaise: 100_000,
     });
     apiKey = workspace.api_key;
+    speechWorkspaceId = workspace.workspace_id;
     api = client(platform.url, apiKey);
     gateway = platform.platform.gatewayUrl!;
   });
@@ -481,6 +532,22 @@ describe('the speech APIs: live speech to text over the gateway, text to speech'
     assert.equal(response.body.cost_paise, 0);
     assert.ok(response.body.segments.length > 0);
     assert.equal(await ledgerAmount(apiKey, response.body.id), undefined);
+    // Ogg Opus (as a browser's recorder writes it): decoded by libopus, heard like the WAV.
+    const codec = new OpusCodec(48_000);
+    const upsampler = new Resampler(16000, 48000);
+    const spoken = concat(new Int16Array(4800), espeak(PHRASES[0]!), new Int16Array(8000));
+    const at48k = concat(upsampler.process(spoken), upsampler.flush());
+    const packets: Buffer[] = [];
+    for (let at = 0; at + 960 <= at48k.length; at += 960)
+      packets.push(codec.encode(at48k.subarray(at, at + 960)));
+    const ogg = await api<{ status: string; segments: { text: string }[]; duration_secs: number }>(
+      'POST',
+      '/v2/transcriptions/sync',
+      { rawBody: writeOggOpus(packets, 1), headers: { 'content-type': 'audio/ogg' } },
+    );
+    assert.equal(ogg.status, 200, ogg.text);
+    const heard = ogg.body.segments.map((s) => s.text).join(' ');
+    assert.ok(wordOverlap(heard, PHRASES[0]!) >= 0.3, `heard "${heard}" in Ogg Opus`);
     const long = writeWav({ sampleRate: 8000, channels: [new Int16Array(8000 * 61)] });
     for (const [body, type] of [
       [long, 'audio/wav'],
@@ -492,6 +559,229 @@ describe('the speech APIs: live speech to text over the gateway, text to speech'
         headers: { 'content-type': type },
       });
       assert.equal(refused.status, 400, refused.text);
+    }
+  });
+
+  /** Polls a job until it ends. */
+  async function ended(id: string, key = apiKey): Promise<TranscriptionJob> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const job = await client(platform.url, key)<TranscriptionJob>('GET', `/v2/transcriptions/${id}`);
+      assert.equal(job.status, 200, job.text);
+      if (!['queued', 'running'].includes(job.body.status)) return job.body;
+      if (Date.now() > deadline) assert.fail(`job ${id} still ${job.body.status}`);
+      await sleep(100);
+    }
+  }
+
+  test('async jobs: a two-channel upload (multipart) and a mono dialogue from a URL, with speakers, times and cost', async () => {
+    const first = espeak(PHRASES[0]!);
+    const second = espeak(PHRASES[1]!);
+    const gap = 8000;
+    const length = gap + first.length + gap + second.length + gap;
+    const left = new Int16Array(length);
+    const right = new Int16Array(length);
+    left.set(first, gap);
+    right.set(second, gap + first.length + gap);
+    const stereo = writeWav({ sampleRate: 16000, channels: [left, right] });
+    const form = new FormData();
+    form.append('language_code', 'en-IN');
+    form.append('file', new Blob([stereo], { type: 'audio/wav' }), 'call.wav');
+    const queued = await fetch(`${platform.url}/v2/transcriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}` },
+      body: form,
+    });
+    const body = (await queued.json()) as TranscriptionJob;
+    assert.equal(queued.status, 202, JSON.stringify(body));
+    assert.match(body.id, /^trn_[0-9A-Z]{26}$/);
+    assert.equal(body.object, 'transcription');
+    assert.equal(body.status, 'queued');
+    const job = await ended(body.id);
+    assert.equal(job.status, 'completed', JSON.stringify(job));
+    assert.equal(job.speakers_method, 'channels');
+    assert.deepEqual([...new Set(job.segments.map((s) => s.speaker))].sort(), ['speaker_1', 'speaker_2']);
+    assert.ok(job.segments.every((s) => s.end_ms > s.start_ms && s.language === 'en-IN'));
+    const seconds = Math.ceil(length / 16_000);
+    assert.equal(job.duration_secs, Math.round(length / 16) / 1000);
+    assert.equal(job.cost_paise, Math.ceil((seconds * 30) / 60));
+    assert.equal(await ledgerAmount(apiKey, job.id), -job.cost_paise);
+
+    // A mono dialogue of two voices (eSpeak NG's male and female en-us), fetched from a URL as 8 kHz mu-law WAV.
+    const lines = [
+      'i want to book an appointment',
+      'which day suits you',
+      'monday morning please',
+      'done, see you monday',
+    ];
+    const turns = lines.map((line, i) => espeak(line, { voice: i % 2 === 0 ? 'en-us' : 'en-us+f3' }));
+    const mono = downsample(
+      concat(...turns.flatMap((t) => [new Int16Array(12_800), t]), new Int16Array(8000)),
+    );
+    const served = await serveOnce(writeWav({ sampleRate: 8000, channels: [mono] }), 'audio/wav');
+    try {
+      const fromUrl = await api<TranscriptionJob>('POST', '/v2/transcriptions', {
+        body: { audio_url: served.url, language_code: 'en-IN' },
+      });
+      assert.equal(fromUrl.status, 202, fromUrl.text);
+      assert.equal(fromUrl.body.duration_secs, null);
+      const dialogue = await ended(fromUrl.body.id);
+      assert.equal(dialogue.status, 'completed', JSON.stringify(dialogue));
+      assert.equal(dialogue.speakers_method, 'voice_clusters');
+      assert.equal(dialogue.channels, 1);
+      const speakers = dialogue.segments.map((s) => s.speaker);
+      assert.deepEqual(
+        [...new Set(speakers)].sort(),
+        ['speaker_1', 'speaker_2'],
+        JSON.stringify(dialogue.segments),
+      );
+      assert.equal(dialogue.cost_paise, Math.ceil((Math.ceil(mono.length / 8000) * 30) / 60));
+      assert.equal(await ledgerAmount(apiKey, dialogue.id), -dialogue.cost_paise);
+    } finally {
+      await served.close();
+    }
+
+    // Listed newest first, with a cursor; deleted: audio and text gone, the charge kept.
+    const page = await api<{ data: TranscriptionJob[]; has_more: boolean; next_cursor: string | null }>(
+      'GET',
+      '/v2/transcriptions?limit=1',
+    );
+    assert.equal(page.status, 200, page.text);
+    assert.equal(page.body.data.length, 1);
+    assert.equal(page.body.has_more, true);
+    const next = await api<{ data: TranscriptionJob[] }>(
+      'GET',
+      `/v2/transcriptions?limit=100&cursor=${page.body.next_cursor}`,
+    );
+    assert.ok(next.body.data.some((t) => t.id === job.id));
+    assert.ok(!next.body.data.some((t) => t.id === page.body.data[0]!.id));
+    const deleted = await api('DELETE', `/v2/transcriptions/${job.id}`);
+    assert.equal(deleted.status, 200, deleted.text);
+    assert.equal((await api('GET', `/v2/transcriptions/${job.id}`)).status, 404);
+    assert.equal((await api('DELETE', `/v2/transcriptions/${job.id}`)).status, 404);
+    assert.equal(
+      existsSync(path.join(platform.dataDir, 'transcriptions', speechWorkspaceId, `${job.id}.audio`)),
+      false,
+    );
+    assert.equal(await ledgerAmount(apiKey, job.id), -job.cost_paise);
+  });
+
+  test('a failed job is free; another workspace gets 404; bad input is refused', async () => {
+    const missing = await serveOnce(Buffer.from('gone'), 'text/plain', 404);
+    try {
+      const queued = await api<TranscriptionJob>('POST', '/v2/transcriptions', {
+        body: { audio_url: missing.url },
+      });
+      assert.equal(queued.status, 202, queued.text);
+      const job = await ended(queued.body.id);
+      assert.equal(job.status, 'failed');
+      assert.match(job.failure ?? '', /HTTP 404/);
+      assert.equal(job.cost_paise, 0);
+      assert.equal(await ledgerAmount(apiKey, job.id), undefined);
+      const stranger = await provisionWorkspace(platform.platform.store, {
+        name: 'Stranger',
+        mode: 'sandbox',
+        balancePaise: 0,
+      });
+      const other = client(platform.url, stranger.api_key);
+      assert.equal((await other('GET', `/v2/transcriptions/${job.id}`)).status, 404);
+      assert.equal((await other('DELETE', `/v2/transcriptions/${job.id}`)).status, 404);
+      const theirs = await other<{ data: unknown[] }>('GET', '/v2/transcriptions');
+      assert.deepEqual(theirs.body.data, []);
+      // An empty wallet cannot queue an upload: 402 before anything is kept.
+      const poor = await other('POST', '/v2/transcriptions?language_code=en-IN', {
+        rawBody: writeWav({ sampleRate: 8000, channels: [espeakAt8k(PHRASES[0]!)] }),
+        headers: { 'content-type': 'audio/wav' },
+      });
+      assert.equal(poor.status, 402, poor.text);
+    } finally {
+      await missing.close();
+    }
+    const mp3 = Buffer.concat([Buffer.from('ID3'), Buffer.alloc(64)]);
+    const refusals: Array<[number, Parameters<typeof api>[2]]> = [
+      [400, { body: { audio_url: 'ftp://example.com/a.wav' } }],
+      [400, { body: { audio_url: 'not a url' } }],
+      [400, { body: { audio_url: 'https://example.com/a.wav', language_code: 'xx-XX' } }],
+      [400, { body: { audio_url: 'https://example.com/a.wav', extra: 1 } }],
+      [400, { rawBody: Buffer.from('not audio'), headers: { 'content-type': 'audio/wav' } }],
+      [400, { rawBody: mp3, headers: { 'content-type': 'audio/wav' } }],
+      [
+        400,
+        {
+          rawBody: Buffer.from('--x\r\n\r\n'),
+          headers: { 'content-type': 'multipart/form-data; boundary=x' },
+        },
+      ],
+      [400, { rawBody: Buffer.from('x'), headers: { 'content-type': 'multipart/form-data' } }],
+    ];
+    for (const [status, options] of refusals) {
+      const refused = await api('POST', '/v2/transcriptions', options);
+      assert.equal(refused.status, status, `${JSON.stringify(options).slice(0, 120)}: ${refused.text}`);
+    }
+    const mp3Refused = await api('POST', '/v2/transcriptions', {
+      rawBody: mp3,
+      headers: { 'content-type': 'audio/wav' },
+    });
+    assert.match(mp3Refused.text, /mp3 is not taken/);
+    // More than 100 MB is refused from its Content-Length, before the body is read.
+    const connection = new RawConnection(platform.url);
+    await connection.connected;
+    connection.write(
+      `POST /v2/transcriptions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: audio/wav\r\nContent-Length: ${100 * 1024 * 1024 + 64 * 1024 + 1}\r\n\r\nRIFF`,
+    );
+    const [tooLarge] = await connection.responses(1);
+    connection.destroy();
+    assert.equal(tooLarge?.status, 413, tooLarge?.text);
+    assert.match(tooLarge?.text ?? '', /body_too_large.*104923136-byte limit/);
+    assert.equal((await api('GET', '/v2/transcriptions/trn_nope')).status, 404);
+    assert.equal((await api('GET', '/v2/transcriptions?limit=0')).status, 400);
+  });
+
+  test('a job whose worker died mid-job is taken over when its claim lapses, and billed once', async () => {
+    const store = platform.platform.store;
+    const workspaceId = speechWorkspaceId;
+    const audio = writeWav({ sampleRate: 8000, channels: [espeakAt8k(PHRASES[1]!)] });
+    const id = newId('transcription', clock.now());
+    await new TranscriptionAudio(path.join(platform.dataDir, 'transcriptions')).save(workspaceId, id, audio);
+    // A worker (another node) took the job and died: its claim holds for a minute, so no one else runs it.
+    await store.transaction(async (repos) => {
+      await repos.transcriptions.create({
+        id,
+        workspaceId,
+        languageCode: 'en-IN',
+        source: 'upload',
+        audioUrl: null,
+        mediaType: 'audio/wav',
+        audioBytes: audio.length,
+        durationMs: null,
+        channels: null,
+      });
+      assert.ok(await repos.transcriptions.claim(id, 'dead-node', 60_000));
+    });
+    await sleep(500);
+    assert.equal((await api<TranscriptionJob>('GET', `/v2/transcriptions/${id}`)).body.status, 'running');
+    clock.shiftMs += 61_000;
+    try {
+      const job = await ended(id);
+      assert.equal(job.status, 'degraded', JSON.stringify(job));
+      assert.equal(job.cost_paise, 0);
+      assert.ok(job.segments.length > 0);
+      const record = await store.transcriptions.get(workspaceId, id, 0);
+      assert.equal(record?.attempts, 2);
+      // The dead worker comes back and tries to end the job its way: refused, nothing charged.
+      const late = await store.transcriptions.finish(id, 'dead-node', {
+        status: 'completed',
+        durationMs: 1000,
+        channels: 1,
+        segments: [],
+        speakersMethod: 'none',
+        failure: null,
+        costPaise: 1,
+      });
+      assert.equal(late, false);
+      assert.equal(await ledgerAmount(apiKey, id), undefined);
+    } finally {
+      clock.shiftMs -= 61_000;
     }
   });
 
@@ -563,6 +853,35 @@ describe('live speech to text on PostgreSQL and Redis: the token claim, the sess
 
   after(async () => {
     await platform?.close();
+  });
+
+  test('transcription jobs on PostgreSQL: queued with a hold, deleted free; audio_url through the address guard', async () => {
+    const api = client(platform.url, key);
+    const wav = writeWav({ sampleRate: 8000, channels: [espeakAt8k(PHRASES[0]!)] });
+    const queued = await api<TranscriptionJob>('POST', '/v2/transcriptions', {
+      rawBody: wav,
+      headers: { 'content-type': 'audio/wav' },
+    });
+    assert.equal(queued.status, 202, queued.text);
+    // No worker runs here: the job waits, its price held.
+    assert.equal(
+      (await api<TranscriptionJob>('GET', `/v2/transcriptions/${queued.body.id}`)).body.status,
+      'queued',
+    );
+    const before = await api<{ held_paise: number }>('GET', '/v2/wallet');
+    assert.ok(before.body.held_paise > 0, before.text);
+    assert.equal((await api('DELETE', `/v2/transcriptions/${queued.body.id}`)).status, 200);
+    const after = await api<{ held_paise: number }>('GET', '/v2/wallet');
+    assert.equal(after.body.held_paise, 0);
+    for (const [url, reason] of [
+      ['https://127.0.0.1/recording.wav', /internal address/],
+      ['https://10.0.0.7/recording.wav', /internal address/],
+      ['http://example.com/recording.wav', /https/],
+    ] as const) {
+      const refused = await api('POST', '/v2/transcriptions', { body: { audio_url: url } });
+      assert.equal(refused.status, 400, refused.text);
+      assert.match(refused.text, reason);
+    }
   });
 
   test('a token session billed once in PostgreSQL, the token refused again, 20 sessions at most', async () => {

@@ -9,6 +9,9 @@ import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Clock } from '../../core/clock.ts';
+import { callKnowledge } from '../../core/v1/knowledge.ts';
+import { KNOWLEDGE_PER_TURN_NOTE } from '../../core/v1/mapping.ts';
+import { minimalPdf } from '../../core/v1/testing/pdf.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
 import { backends, client, startTestPlatform, type TestPlatform } from '../support/platform.ts';
 import { hostRequest, V1_HOST, type V1Keys, v1Client } from './support.ts';
@@ -108,6 +111,11 @@ const SHOPIFY_INTEGRATION = {
   ],
 };
 
+const PDF_LINES = [
+  'Cash on delivery orders pay a fee of 49 rupees at the door.',
+  'Orders converted to prepaid before dispatch pay no fee.',
+];
+
 async function createIntegration(v1: ReturnType<typeof v1Client>): Promise<void> {
   const r = await v1('POST', '/v1/admin/tools/create', { body: SHOPIFY_INTEGRATION });
   assert.equal(r.status, 201, r.text);
@@ -194,6 +202,44 @@ describe('legacy v1 API (sqlite+memory)', () => {
       headers: { authorization: `Bearer ${p.apiKey}` },
     });
     assert.deepEqual([v1WithV2Key.status, v1WithV2Key.body.code], [401, 401]);
+  });
+
+  test("answers given before v1's routes are in v1's shape on the v1 host, and v2's on the v2 host", async () => {
+    const v1Shape = (r: { status: number; body: Record<string, unknown> }, status: number) => {
+      assert.equal(r.status, status, JSON.stringify(r.body));
+      assert.deepEqual(Object.keys(r.body).sort(), ['code', 'message'], JSON.stringify(r.body));
+      assert.equal(r.body.code, status);
+    };
+    const badUrl = '/v1/admin/assistant/get/%E0%A4%A';
+    v1Shape(await v1('GET', badUrl), 400);
+    const v2BadUrl = await hostRequest(p.url, 'GET', badUrl);
+    assert.equal(v2BadUrl.status, 400);
+    assert.deepEqual(Object.keys(v2BadUrl.body), ['error']);
+    v1Shape(await v1('GET', `/v1/admin/assistant/get/agt_${'x'.repeat(300)}`), 400);
+    v1Shape(await v1('DELETE', '/v1/admin/assistant/list'), 404);
+    v1Shape(
+      await v1('POST', '/v1/admin/assistant/create', { headers: { expect: 'something-else' }, body: {} }),
+      400,
+    );
+    const tooLarge = await v1('POST', '/v1/admin/assistant/create', {
+      rawBody: JSON.stringify({ name: 'x'.repeat(1_100_000) }),
+    });
+    v1Shape(tooLarge, 400);
+    assert.match(String(tooLarge.body.message), /limit/);
+    v1Shape(
+      await v1('POST', '/v1/admin/assistant/create', {
+        rawBody: 'name=x',
+        headers: { 'content-type': 'text/plain' },
+      }),
+      400,
+    );
+    v1Shape(
+      await v1('POST', '/v1/admin/assistant/create', {
+        rawBody: '',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+    );
   });
 
   test('every Assistant field round-trips through create, get and list', async () => {
@@ -569,6 +615,8 @@ describe('legacy v1 API (sqlite+memory)', () => {
         )}<p>Prepaid orders paid through the payment link get a &amp; 5% cashback instead of the COD fee.</p></body></html>`,
     };
     const server = http.createServer((req, res) => {
+      if (req.url === '/cod.pdf')
+        return res.writeHead(200, { 'content-type': 'application/pdf' }).end(minimalPdf(PDF_LINES));
       const page = pages[req.url ?? ''];
       if (!page) return res.writeHead(404).end();
       res
@@ -591,16 +639,24 @@ describe('legacy v1 API (sqlite+memory)', () => {
         body: { url: `${base}/handbook.html`, title: 'Handbook', type: 'html' },
       });
       assert.equal(handbook.status, 201, handbook.text);
-      const pdf = await v1('POST', '/v1/admin/knowledge-base/upload', {
-        body: { url: `${base}/x.pdf`, title: 'X', type: 'pdf' },
+      const pdf = await v1<{ data: { characters: number; type: string } }>(
+        'POST',
+        '/v1/admin/knowledge-base/upload',
+        { body: { url: `${base}/cod.pdf`, title: 'COD policy', type: 'pdf' } },
+      );
+      assert.equal(pdf.status, 201, pdf.text);
+      assert.deepEqual([pdf.body.data.type, pdf.body.data.characters], ['pdf', PDF_LINES.join('\n').length]);
+      const notPdf = await v1('POST', '/v1/admin/knowledge-base/upload', {
+        body: { url: `${base}/returns.txt`, title: 'X', type: 'pdf' },
       });
-      assert.deepEqual([pdf.status, pdf.body.code], [400, 400]);
+      assert.deepEqual([notPdf.status, notPdf.body.code], [400, 400]);
+      assert.match(String(notPdf.body.message), /not a PDF/);
       const missing = await v1('POST', '/v1/admin/knowledge-base/upload', {
         body: { url: `${base}/nope.txt`, title: 'X', type: 'txt' },
       });
       assert.match(String(missing.body.message), /HTTP 404/);
       const listed = await v1<{ data: Array<{ title: string }> }>('GET', '/v1/admin/knowledge-base/list');
-      assert.deepEqual(listed.body.data.map((d) => d.title).sort(), ['Handbook', 'Returns']);
+      assert.deepEqual(listed.body.data.map((d) => d.title).sort(), ['COD policy', 'Handbook', 'Returns']);
 
       const assistant = await create({
         name: 'Prepaid',
@@ -618,10 +674,36 @@ describe('legacy v1 API (sqlite+memory)', () => {
       const agent = await v2<{ system_prompt: string }>('GET', `/v2/agents/${assistant._id}`);
       const prompt = agent.body.system_prompt;
       assert.ok(prompt.length <= 8_000, `prompt of ${prompt.length} characters`);
-      assert.ok(prompt.includes('Returns are accepted within 7 days'), 'the short document is in the prompt');
-      assert.ok(prompt.includes('payment link get a & 5% cashback'), 'the passage that matters is retrieved');
-      assert.ok(!prompt.includes('var x'), 'scripts are not text');
-      assert.ok(!prompt.includes('Section 199:'), 'what does not fit is left out');
+      assert.ok(prompt.includes('Q: Can I pay by UPI?\nA: Yes.'), 'the FAQ is in the prompt');
+      assert.ok(prompt.includes(KNOWLEDGE_PER_TURN_NOTE), 'the rest is retrieved per caller turn');
+      assert.ok(
+        !prompt.includes('Section 199:'),
+        'documents over the budget are not truncated into the prompt',
+      );
+      // What a call on this assistant retrieves for a caller's question (per turn: test/v1/knowledge-call.test.ts).
+      const knowledge = await callKnowledge(p.platform.store, keys.workspace, assistant._id, prompt);
+      assert.ok(knowledge && knowledge.passages > 200, 'every passage is indexed');
+      assert.deepEqual(
+        knowledge.passagesFor('Is there any cashback if I pay by the payment link?').slice(0, 1),
+        [
+          '[Handbook] Prepaid orders paid through the payment link get a & 5% cashback instead of the COD fee.',
+        ],
+      );
+      assert.deepEqual(knowledge.passagesFor('how many days for returns?').slice(0, 1), [
+        '[Returns] Returns are accepted within 7 days of delivery.',
+      ]);
+      assert.ok(!knowledge.passagesFor('var x').some((t) => t.includes('var x')), 'scripts are not text');
+
+      const withPdf = await create({
+        name: 'COD',
+        variant: { type: 'cod_to_prepaid', config: {} },
+        knowledgeBase: { documents: [{ url: `${base}/cod.pdf`, title: 'COD policy', type: 'pdf' }], faq: [] },
+      });
+      const pdfAgent = await v2<{ system_prompt: string }>('GET', `/v2/agents/${withPdf._id}`);
+      assert.ok(
+        pdfAgent.body.system_prompt.includes(`[COD policy] ${PDF_LINES[0]}`),
+        'the PDF text fits whole',
+      );
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
@@ -694,6 +776,17 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Bytes written as they are to a fresh connection; what comes back until the server closes it. */
+function rawExchange(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', reject);
+  });
+}
+
 describe('legacy v1 on its own port, and its rate limit (sqlite+memory)', () => {
   test('V1_PORT serves v1 whatever the Host; over the rate, 429 in the v1 body with Retry-After', async () => {
     const port = await freePort();
@@ -728,6 +821,17 @@ describe('legacy v1 on its own port, and its rate limit (sqlite+memory)', () => 
       }
       const v2Path = await v1('/v2/agents');
       assert.deepEqual([v2Path.status, v2Path.body.code], [404, 404]);
+      // What Node refuses before any route is told in v1's shape on the v1 port.
+      for (const raw of [
+        'NOT HTTP AT ALL\r\n\r\n',
+        `GET /v1/admin/assistant/list HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      ]) {
+        const answer = await rawExchange(port, raw);
+        assert.match(answer, /^HTTP\/1\.1 400 /, answer);
+        const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+        assert.deepEqual(Object.keys(body).sort(), ['code', 'message']);
+        assert.equal(body.code, 400);
+      }
       const answers = [];
       for (let i = 0; i < 4; i += 1) answers.push(await v1('/v1/admin/assistant/list'));
       const limited = answers.find((r) => r.status === 429);

@@ -35,12 +35,15 @@ const V1_STATUSES = new Set([400, 401, 403, 404, 429, 500, 501]);
  * 402 (wallet), 409 (state), 413 (body size) are 400s, 503 is a 500; the message says what happened.
  */
 export function sendV1Error(reply: FastifyReply, error: ApiError): FastifyReply {
-  const status = V1_STATUSES.has(error.status) ? error.status : error.status >= 500 ? 500 : 400;
+  const answer = v1ErrorAnswer(error);
   if (error.retryAfterSecs !== undefined) reply.header('retry-after', String(error.retryAfterSecs));
-  return reply
-    .code(status)
-    .type('application/json; charset=utf-8')
-    .send({ code: status, message: error.message });
+  return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body);
+}
+
+/** The status and `{code, message}` body of an error told to a v1 client. */
+export function v1ErrorAnswer(error: ApiError): { status: number; body: { code: number; message: string } } {
+  const status = V1_STATUSES.has(error.status) ? error.status : error.status >= 500 ? 500 : 400;
+  return { status, body: { code: status, message: error.message } };
 }
 
 function translate(error: FastifyError, bodyLimitBytes: number): ApiError | undefined {

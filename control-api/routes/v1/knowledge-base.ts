@@ -40,7 +40,7 @@ export function registerKnowledgeBaseRoutes(
     url: '/v1/admin/knowledge-base/upload',
     operationId: 'v1UploadDocument',
     summary:
-      'Fetch a document from its URL (through the address guard; at most 1 MB) and keep its text; the same URL again replaces it. Types `txt` and `html`; `pdf` is not live yet (400)',
+      'Fetch a document from its URL (through the address guard; at most 1 MB) and keep its text; the same URL again replaces it. Types `txt`, `html` (its visible text) and `pdf` (the text of its pages); a file that is not of its type is a 400',
     tag,
     body: z
       .object({

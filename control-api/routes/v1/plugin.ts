@@ -47,8 +47,11 @@ function assistantVoices(catalogue: VoiceCatalogue): AssistantVoices {
  * v2 never sees v1's shapes and v1 never sees v2's. Returns what tells v1 requests apart (the v1 port marks its
  * requests with it).
  */
-export function registerV1(app: FastifyInstance, deps: ApiDeps): ProductOfRequest {
-  const product = new ProductOfRequest(deps.config.v1Host);
+export function registerV1(
+  app: FastifyInstance,
+  deps: ApiDeps,
+  product = new ProductOfRequest(deps.config.v1Host),
+): ProductOfRequest {
   app.addConstraintStrategy(product.strategy());
   app.addHook('onRequest', async (request, reply) => {
     if (!product.isV1(request.raw) || request.routeOptions.config?.v1) return;

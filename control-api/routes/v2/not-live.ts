@@ -7,9 +7,7 @@ import type { RouteRegistry } from '../../http/route.ts';
  * the error envelope (after authentication, like every v2 route) instead of a bare 404, and the OpenAPI
  * document lists them with that answer.
  */
-const NOT_LIVE: ReadonlyArray<{ prefix: string; what: string }> = [
-  { prefix: '/transcriptions', what: 'transcriptions' },
-];
+const NOT_LIVE: ReadonlyArray<{ prefix: string; what: string }> = [];
 
 export function registerNotLiveRoutes(app: FastifyInstance, registry: RouteRegistry): void {
   for (const { prefix, what } of NOT_LIVE) {

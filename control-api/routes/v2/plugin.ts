@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { AgentService } from '../../../core/agents/service.ts';
 import { GatewayFleet } from '../../../core/calls/fleet.ts';
@@ -14,7 +15,9 @@ import { FlowTranscripts } from '../../../core/flows/transcribe.ts';
 import { SecretCipher } from '../../../core/secrets/cipher.ts';
 import { SecretService } from '../../../core/secrets/service.ts';
 import { SpeechCharges } from '../../../core/speech/speech-charges.ts';
+import { TranscriptionAudio } from '../../../core/speech/transcription-audio.ts';
 import { TranscriptionCharges } from '../../../core/speech/transcription-charges.ts';
+import { TRANSCRIPTIONS_QUEUED_CHANNEL, TranscriptionJobs } from '../../../core/speech/transcription-jobs.ts';
 import { NumberService } from '../../../core/telephony/numbers.ts';
 import { Pacer } from '../../../core/telephony/pacing.ts';
 import { PoolService } from '../../../core/telephony/pools.ts';
@@ -23,6 +26,10 @@ import { RentalService } from '../../../core/telephony/rental.ts';
 import { SandboxTelephony } from '../../../core/telephony/sandbox.ts';
 import { SimulatedIncomingCalls } from '../../../core/telephony/simulated-calls.ts';
 import type { TwilioAccounts } from '../../../core/telephony/twilio-account.ts';
+import {
+  decodeTranscriptionRecording,
+  recordingTranscriber,
+} from '../../../engines/stt/recording-transcriber.ts';
 import type { ApiDeps } from '../../app.ts';
 import type { RouteRegistry } from '../../http/route.ts';
 import { registerBearerAuth } from '../../plugins/auth.ts';
@@ -117,9 +124,25 @@ export function registerV2(
         charges: new SpeechCharges(deps.store),
         ...(deps.clock ? { clock: deps.clock } : {}),
       });
+      const transcriber = deps.transcriber?.stt
+        ? recordingTranscriber({ stt: deps.transcriber.stt, vad: deps.transcriber.vad })
+        : undefined;
       registerTranscriptionRoutes(v2, registry, {
-        engines: deps.transcriber,
+        transcriber,
         charges: new TranscriptionCharges(deps.store),
+        jobs: new TranscriptionJobs(
+          deps.store,
+          new TranscriptionAudio(path.join(deps.config.dataDir, 'transcriptions')),
+          deps.clock ?? systemClock,
+          {
+            allowPrivate: deps.config.allowPrivateWebhooks,
+            decode: decodeTranscriptionRecording,
+            transcriber,
+            wake: () => {
+              deps.coord.publish(TRANSCRIPTIONS_QUEUED_CHANNEL, '').catch(() => {});
+            },
+          },
+        ),
         ...(deps.clock ? { clock: deps.clock } : {}),
       });
       const flowModels = deps.flowModels ?? NO_FLOW_MODELS;

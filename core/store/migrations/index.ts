@@ -11,6 +11,8 @@ import * as speech from './0008_speech.ts';
 import * as flowJobs from './0009_flow_jobs.ts';
 import * as campaignCalls from './0010_campaign_calls.ts';
 import * as v1 from './0011_v1.ts';
+import * as transcriptions from './0012_transcriptions.ts';
+import * as v1Retries from './0013_v1_retries.ts';
 
 /**
  * Every migration, in order, listed statically (no folder scan: the list is what ships). Append new ones with
@@ -28,6 +30,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0009_flow_jobs': flowJobs,
   '0010_campaign_calls': campaignCalls,
   '0011_v1': v1,
+  '0012_transcriptions': transcriptions,
+  '0013_v1_retries': v1Retries,
 };
 
 const provider: MigrationProvider = {

@@ -1,8 +1,10 @@
+import { LIVE_CALL_STATUSES } from '../call-types.ts';
 import type { V1AssistantsTable, V1CallsTable, V1DocumentsTable, V1IntegrationsTable } from '../db.ts';
 import { rowId } from '../keys.ts';
 import { assertLimit } from '../page.ts';
 import type { Scope } from '../scope.ts';
 import type {
+  NewV1Call,
   V1AssistantRecord,
   V1CallChange,
   V1CallRecord,
@@ -53,6 +55,9 @@ function toCall(row: V1CallsTable): V1CallRecord {
     metadata: row.metadata === null ? null : JSON.parse(row.metadata),
     payload: JSON.parse(row.payload) as JsonObject,
     priority: row.priority,
+    attempt: row.attempt,
+    retryOf: row.retry_of,
+    notBefore: row.not_before === null ? null : Number(row.not_before),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -119,7 +124,7 @@ export class V1Store implements V1Repo {
     return (await this.assistant(workspaceId, agentId)) === undefined;
   }
 
-  async insertCall(record: Omit<V1CallRecord, 'createdAt' | 'updatedAt'>): Promise<V1CallRecord> {
+  async insertCall(record: NewV1Call): Promise<V1CallRecord> {
     const now = this.scope.now;
     const row: V1CallsTable = {
       call_id: record.callId,
@@ -130,6 +135,9 @@ export class V1Store implements V1Repo {
         record.metadata === null || record.metadata === undefined ? null : JSON.stringify(record.metadata),
       payload: JSON.stringify(record.payload),
       priority: record.priority,
+      attempt: record.attempt ?? 1,
+      retry_of: record.retryOf ?? null,
+      not_before: record.notBefore ?? null,
       created_at: now,
       updated_at: now,
     };
@@ -145,6 +153,19 @@ export class V1Store implements V1Repo {
       .where('call_id', '=', callId)
       .executeTakeFirst();
     return row ? toCall(row) : undefined;
+  }
+
+  async countLiveCalls(workspaceId: string, agentId: string): Promise<number> {
+    const row = await this.scope.db
+      .selectFrom('v1_calls')
+      .innerJoin('calls', 'calls.id', 'v1_calls.call_id')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('v1_calls.workspace_id', '=', workspaceId)
+      .where('calls.workspace_id', '=', workspaceId)
+      .where('calls.agent_id', '=', agentId)
+      .where('calls.status', 'in', LIVE_CALL_STATUSES)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   async updateCall(

@@ -25,9 +25,10 @@ export type Step =
 
 let lastStart = 0;
 
-export function speechStart(atMs: number): Step {
+/** `decidedAfterMs`: when the VAD tells, after the speech began (later than `minSpeechMs` for a VAD behind). */
+export function speechStart(atMs: number, decidedAfterMs = START_DECISION_MS): Step {
   lastStart = atMs;
-  return { kind: 'vad', event: { type: 'speech_start', atMs, decidedAtMs: atMs + START_DECISION_MS } };
+  return { kind: 'vad', event: { type: 'speech_start', atMs, decidedAtMs: atMs + decidedAfterMs } };
 }
 
 export function speechEnd(atMs: number, startMs = lastStart): Step {
