@@ -4,7 +4,7 @@
  *
  *   npm run bench:calls -- [--json] [--runs 3] [--calls 100] [--concurrency 32] [--duration 10] [--warmup 2]
  *                          [--workspaces N] [--deadline 420] [--only admissions|conversations|pool]
- *                          [--engines fake|configured] [--timeline]
+ *                          [--engines fake|configured] [--timeline] [--max-calls N]
  *
  * Admissions: per run a fresh platform process (`node bin/voiceagent.js serve --roles api`, SQLite in a new
  * DATA_DIR) with enough funded sandbox workspaces that no queue fills; this process drives `POST /v2/calls`
@@ -20,7 +20,11 @@
  * Reported: completed calls, voice to voice and pipeline overhead from the calls' own latency summaries, CPU of
  * the measured process per second of live call (over the whole window, and while every call was live) and of
  * the child processes it ran (a local STT decoder), the load generator's and the engines' CPU, memory growth
- * per call. `--timeline` prints live calls and CPU at every poll.
+ * per call. `--timeline` prints live calls and CPU at every poll. The gateway runs with its admission limit
+ * (`GATEWAY_MAX_CALLS`: `--max-calls`, else the node's default on this machine): calls beyond it wait in
+ * `queued` and run as others end; reported are the limit, whether the live calls stayed within it, the most
+ * calls held queued at once, and any refused at the gateway. `--calls 300` on one node shows the limit holding
+ * while the admitted calls keep their latency; `--calls 100 --max-calls 100` shows 100 calls at once.
  *
  * Pool: one workspace rents 20 numbers, groups them in one pool, and 500 calls are admitted on it at
  * `--concurrency`: admissions per second, and the most attempts any number took this hour against its pace.
@@ -95,7 +99,8 @@ async function benchConversations(options: BenchOptions): Promise<ConversationSu
     runs.push(result);
     log(
       `conversations run ${run}/${options.runs}: ${result.completed}/${result.placed} completed ` +
-        `${JSON.stringify(result.byStatus)} in ${fixed(result.windowS, 0)} s, live peak ${result.livePeak}, ` +
+        `${JSON.stringify(result.byStatus)} in ${fixed(result.windowS, 0)} s, live peak ${result.livePeak} ` +
+        `(limit ${result.maxCalls}, held queued at most ${result.heldPeak}, refused at the gateway ${result.refusedAtCapacity}), ` +
         `voice to voice p50 ${fixed(result.voiceToVoiceP50Ms, 0)} ms p95 ${fixed(result.voiceToVoiceP95Ms, 0)} ms, ` +
         `overhead p95 ${fixed(result.overheadP95Ms, 1)} ms, ` +
         `measured CPU ${fixed(result.measured.cpu.ownMs / result.liveSeconds, 1)} ms per call-second, ` +
@@ -180,7 +185,9 @@ async function main(): Promise<number> {
       (Object.keys(admissions.refused).length > 0 || admissions.ranOutOfWorkspaces);
     const conversationsFlawed =
       conversations !== undefined &&
-      (conversations.unfinishedRuns > 0 || Object.keys(conversations.refused).length > 0);
+      (conversations.unfinishedRuns > 0 ||
+        Object.keys(conversations.refused).length > 0 ||
+        !conversations.limitHeld);
     const poolFlawed =
       pool !== undefined &&
       (pool.maxPerNumber > pool.pace || pool.maxAttemptsThisHour > pool.pace || pool.admitted !== POOL_CALLS);

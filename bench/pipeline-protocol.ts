@@ -217,7 +217,7 @@ export interface RunResult {
     afterGc: { rssKb: number; heapKb: number; externalKb: number; pauseMs: number } | undefined;
   };
   /** Inference runs, windows through the model, and windows of silence the gate answered without it. */
-  silero: { runs: number; windows: number; skipped: number };
+  silero: { runs: number; windows: number; skipped: number; shed: number };
   /** Agent audio the carriers received over the window, in 16 kHz samples (all of it came through the TTS). */
   agentSamples: number;
   /** Measured after the window in the same process. */

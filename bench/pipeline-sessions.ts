@@ -24,7 +24,7 @@ import type { TurnLatency } from '../core/store/call-latency.ts';
 import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
 import { DeepgramTranscriber } from '../engines/stt/providers/deepgram.ts';
 import { createTextToSpeech, type VoiceRouter } from '../engines/tts/index.ts';
-import { SileroVad } from '../engines/vad/providers/silero.ts';
+import { LIVE_MAX_BACKLOG_WINDOWS, SileroVad } from '../engines/vad/providers/silero.ts';
 import type { LatencyAccount } from '../pipeline/latency.ts';
 import {
   CallSession,
@@ -333,7 +333,7 @@ class SimulatedCall {
 
 interface Window {
   cpu: CpuSample;
-  silero: { runs: number; windows: number; skipped: number };
+  silero: { runs: number; windows: number; skipped: number; shed: number };
 }
 
 /** Runs callers on one frame clock until every one has hung up (or the deadline passes). */
@@ -426,7 +426,7 @@ async function warmUp(shared: Shared, spec: RunSpec): Promise<void> {
 
 async function run(spec: RunSpec): Promise<RunResult> {
   for (const url of Object.values(spec.urls)) assertLoopback(url);
-  const vad = await SileroVad.load();
+  const vad = await SileroVad.load({ maxBacklogWindows: LIVE_MAX_BACKLOG_WINDOWS });
   const tts: VoiceRouter = createTextToSpeech({
     espeak: false,
     openai: { baseURL: spec.urls.tts, apiKey: 'bench' },
@@ -590,6 +590,7 @@ async function run(spec: RunSpec): Promise<RunResult> {
       runs: end.silero.runs - start.silero.runs,
       windows: end.silero.windows - start.silero.windows,
       skipped: end.silero.skipped - start.silero.skipped,
+      shed: end.silero.shed - start.silero.shed,
     },
     agentSamples,
     floors,

@@ -329,6 +329,8 @@ interface Figures {
   silero_mean_batch: number;
   /** Share of the VAD's windows answered by its silence gate, without inference. */
   silero_skipped_pct: number;
+  /** VAD windows a session was too far behind to wait for the model on, answered by energy instead. */
+  silero_shed_windows: number;
   engines_cpu_pct: number;
   engines_cpu_ms_per_session_second: number;
   engines_event_loop_delay_p99_ms: number;
@@ -522,6 +524,7 @@ function figuresOf(
     silero_skipped_pct: round(
       (100 * result.silero.skipped) / Math.max(1, result.silero.windows + result.silero.skipped),
     ),
+    silero_shed_windows: result.silero.shed,
     engines_cpu_pct: round(enginesCpuPct),
     engines_cpu_ms_per_session_second: round(engines.cpuMs / sessionSeconds, 2),
     engines_event_loop_delay_p99_ms: round(engines.eventLoop.p99Ms, 2),
@@ -701,7 +704,7 @@ function report(figures: Figures, outcomes: RunOutcome[], runs: number): string[
       ` (${fmt(f.session_cpu_pct)}% of a core over ${fmt(f.window_s)} s, ${fmt(f.session_seconds)} session-s)` +
       `  event-loop delay p50 ${fmt(f.event_loop_delay_p50_ms, 2)} p99 ${fmt(f.event_loop_delay_p99_ms, 2)}` +
       ` max ${fmt(f.event_loop_delay_max_ms)} ms  frame clock late p99 ${fmt(f.frame_lateness_p99_ms, 2)} ms` +
-      `  Silero mean batch ${fmt(f.silero_mean_batch, 1)}, windows skipped as silence ${fmt(f.silero_skipped_pct)}%`,
+      `  Silero mean batch ${fmt(f.silero_mean_batch, 1)}, windows skipped as silence ${fmt(f.silero_skipped_pct)}%, shed (late, answered by energy) ${f.silero_shed_windows}`,
     `  memory per session over a ${fmt(f.rss_baseline_mb)} MB idle baseline: peak RSS +${fmt(f.rss_kb_per_session, 0)} KB` +
       ` (heap +${fmt(f.heap_kb_per_session, 0)} KB, no forced GC` +
       (outcomes.every((o) => o.atFullConcurrency) ? ', all sessions live)' : ', NOT at full concurrency)') +

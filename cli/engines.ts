@@ -5,7 +5,7 @@ import { type SpeechCoverage, speechCoverage } from '../engines/stt/coverage.ts'
 import { createSpeechToText, type SpeechToText, SphinxTranscriber } from '../engines/stt/index.ts';
 import { VoiceCatalogue } from '../engines/tts/catalogue.ts';
 import { createTextToSpeech, type VoiceRouter } from '../engines/tts/index.ts';
-import { SileroVad } from '../engines/vad/providers/silero.ts';
+import { LIVE_MAX_BACKLOG_WINDOWS, SileroVad } from '../engines/vad/providers/silero.ts';
 import type { LatencyLabels } from '../pipeline/metrics.ts';
 import type { SessionEngines } from '../pipeline/session.ts';
 
@@ -30,7 +30,7 @@ export async function buildCallEngines(config: EngineConfig, logger: Logger): Pr
     espeak: { warmup: true },
     ...(config.ttsOpenai ? { openai: { apiKey: '', ...config.ttsOpenai } } : {}),
   });
-  const vad = await SileroVad.load();
+  const vad = await SileroVad.load({ maxBacklogWindows: LIVE_MAX_BACKLOG_WINDOWS });
   const llm = createLanguageModel(config.llm);
   const stt = speechToText(config.stt, vad);
   const coverage = speechCoverage(stt.engine, VoiceCatalogue.load().languages());

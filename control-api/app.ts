@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { StreamTokens } from '../core/auth/stream-tokens.ts';
 import type { CallArtifacts } from '../core/calls/artifacts.ts';
+import { fleetRoom, GatewayFleet } from '../core/calls/fleet.ts';
 import { IncomingCalls } from '../core/calls/incoming.ts';
 import type { CallLifecycle } from '../core/calls/lifecycle.ts';
 import type { LiveCallSlots } from '../core/calls/live-slots.ts';
@@ -126,6 +127,7 @@ export async function buildApiApp(
     calls: new IncomingCalls({
       store: deps.store,
       slots: deps.slots,
+      fleetRoom: () => fleetRoom(new GatewayFleet(deps.coord), deps.store),
       ...(deps.clock ? { clock: deps.clock } : {}),
     }),
   };

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { defaultMaxCalls } from './calls/capacity.ts';
 
 /**
  * The only reader of process.env. Parses, defaults and validates every setting once, then freezes it.
@@ -80,6 +81,8 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: positiveInt.default(5_000),
   GATEWAY_ALLOW_FALLBACK: flag.default(false),
   GATEWAY_REUSE_PORT: flag.default(false),
+  GATEWAY_MAX_CALLS: z.coerce.number().int().min(1).max(100_000).optional(),
+  GATEWAY_MAX_LOOP_LAG_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   SHUTDOWN_DRAIN_MS: nonNegativeInt.default(30_000),
   STARTUP_WAIT_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
   SECRET_KEY: z.string().min(32).optional(),
@@ -195,6 +198,14 @@ export interface Config {
    * kernel to spread streams over them; otherwise a second gateway on a port in use fails to start.
    */
   readonly gatewayReusePort: boolean;
+  /**
+   * Calls one gateway process carries at most (`GATEWAY_MAX_CALLS`); by default derived from the measured CPU
+   * of a call and the cores (core/calls/capacity.ts). Streams beyond it are refused, and dialers hold queued
+   * calls while the fleet is full.
+   */
+  readonly gatewayMaxCalls: number;
+  /** A gateway takes no new call while its event loop's p99 delay is above this, ms; 0: no such guard. */
+  readonly gatewayMaxLoopLagMs: number;
   /** On SIGTERM/SIGINT, how long live calls may run on before they are ended as `node-shutdown`. */
   readonly shutdownDrainMs: number;
   /**
@@ -399,6 +410,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     gatewayAllowFallback: e.GATEWAY_ALLOW_FALLBACK,
     gatewayReusePort: e.GATEWAY_REUSE_PORT,
+    gatewayMaxCalls: e.GATEWAY_MAX_CALLS ?? defaultMaxCalls(os.availableParallelism()),
+    gatewayMaxLoopLagMs: e.GATEWAY_MAX_LOOP_LAG_MS,
     shutdownDrainMs: e.SHUTDOWN_DRAIN_MS,
     startupWaitMs: e.STARTUP_WAIT_MS,
     secretKey: e.SECRET_KEY,

@@ -89,8 +89,11 @@ async function listCalls(apiUrl: string, workspace: BenchWorkspace): Promise<Cal
 
 export interface WatchOptions {
   deadlineMs: number;
-  /** Called after every poll with the calls live (`in_progress`) and ended at that moment. */
-  onPoll(live: number, ended: number): void;
+  /**
+   * Called after every poll with the calls live (`in_progress`), ended, and still `queued` (held by the
+   * dialer: their workspace's ceiling or the gateways' room) at that moment.
+   */
+  onPoll(live: number, ended: number, queued: number): void;
   /** A reason to give up at once, such as a platform process that exited. */
   failure(): Error | undefined;
 }
@@ -127,6 +130,7 @@ export async function watchCalls(
     options.onPoll(
       views.filter((call) => call.status === 'in_progress').length,
       views.filter(hasEnded).length,
+      placed.length - views.filter((call) => call.status !== 'queued').length,
     );
     if (!ended()) await sleep(POLL_MS);
   }

@@ -123,6 +123,7 @@ export async function startConversationPlatform(
       SECRET_KEY: randomBytes(32).toString('hex'),
       PORT: String(apiPort),
       GATEWAY_PORT: String(gatewayPort),
+      ...(options.maxCalls !== undefined ? { GATEWAY_MAX_CALLS: String(options.maxCalls) } : {}),
     };
     const start = async (
       roles: string[],

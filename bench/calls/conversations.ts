@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { defaultMaxCalls } from '../../core/calls/capacity.ts';
 import { type CallParts, callPartsOfProfile } from '../cpu-parts.ts';
 import type { Cleanups } from '../support/cleanups.ts';
 import {
@@ -18,6 +19,9 @@ import { type ConversationFigures, conversationFigures } from './conversation-fi
 import { type ConversationMode, startConversationPlatform } from './conversation-platform.ts';
 import { CpuWhileAllLive } from './cpu-while-live.ts';
 import type { BenchOptions } from './options.ts';
+
+/** The calls ended by a gateway node at its limit (core: `AT_CAPACITY_ENDED_REASON`). */
+const AT_CAPACITY = 'gateway-at-capacity';
 
 /**
  * One conversations run: `calls` conversational sandbox calls placed at once on a fresh platform
@@ -50,6 +54,14 @@ export interface ConversationRun extends ConversationFigures {
   /** This process (placing and following the calls) over the window, percent of one core. */
   benchCpuPct: number;
   livePeak: number;
+  /** The gateway's admission limit in this run (`--max-calls`, or the node's default on this machine). */
+  maxCalls: number;
+  /** The most calls seen waiting in `queued` at once after the first poll (held for want of room). */
+  heldPeak: number;
+  /** Calls a gateway refused at its limit (ended `gateway-at-capacity`). */
+  refusedAtCapacity: number;
+  /** Calls live at once when the node is as full as this run makes it: min(placed, maxCalls). */
+  fullLive: number;
   /** The measured process while every call was live: percent of one core, over how many seconds. */
   allLiveCpuPct: number;
   allLiveSeconds: number;
@@ -95,6 +107,9 @@ export async function runConversations(
     const idleRss = processRssBytes(measured.pid);
     let peakRss = idleRss;
     let livePeak = 0;
+    let heldPeak = 0;
+    let polls = 0;
+    const maxCalls = options.maxCalls ?? defaultMaxCalls(os.availableParallelism());
     const measuredMeter = new ProcessMeter(measured.name, measured.pid);
     const workerMeter = worker ? new ProcessMeter(worker.name, worker.pid) : undefined;
     const enginesMeter = engines ? new ProcessMeter('fake engines', engines.pid) : undefined;
@@ -105,20 +120,23 @@ export async function runConversations(
     const whileAllLive = new CpuWhileAllLive(measured.pid);
 
     const placement = await placeCalls(apiUrl, platform.workspaces, options.calls);
+    const fullLive = Math.min(placement.placed.length, maxCalls);
     log(`conversations: ${placement.placed.length} of ${options.calls} calls placed; following them`);
     let lastLine = { atMs: windowStart, cpu: processCpu(measured.pid) };
     const watched = await watchCalls(apiUrl, placement.placed, {
       deadlineMs: options.deadlineS * 1000,
-      onPoll: (live, ended) => {
+      onPoll: (live, ended, queued) => {
         livePeak = Math.max(livePeak, live);
-        whileAllLive.poll(live, placement.placed.length);
+        // The first poll may come before the dialer's first pass.
+        if (++polls > 1) heldPeak = Math.max(heldPeak, queued);
+        whileAllLive.poll(live, fullLive);
         peakRss = Math.max(peakRss, processRssBytes(measured.pid));
         const now = performance.now();
         if (options.timeline || now - lastLine.atMs >= PROGRESS_EVERY_MS) {
           const cpu = processCpu(measured.pid);
           const cpuPct = (100 * (cpu.ownMs - lastLine.cpu.ownMs)) / (now - lastLine.atMs);
           log(
-            `conversations: ${Math.round((now - windowStart) / 1000)} s: ${live} live, ${ended} ended; ` +
+            `conversations: ${Math.round((now - windowStart) / 1000)} s: ${live} live, ${queued} queued, ${ended} ended; ` +
               `${measured.name} CPU ${cpuPct.toFixed(0)}% of a core since the last line`,
           );
           lastLine = { atMs: now, cpu };
@@ -142,6 +160,10 @@ export async function runConversations(
       engines: enginesMeter?.use(windowMs),
       benchCpuPct: (100 * (ownCpuMs() - benchStart)) / windowMs,
       livePeak,
+      maxCalls,
+      heldPeak,
+      refusedAtCapacity: watched.calls.filter((call) => call.ended_reason === AT_CAPACITY).length,
+      fullLive,
       allLiveCpuPct: whileAllLive.cpuPct(),
       allLiveSeconds: whileAllLive.seconds(),
       rssGrowthMbPerCall: (peakRss - idleRss) / 1_048_576 / Math.max(1, placement.placed.length),

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 export const USAGE = `npm run bench:calls -- [--json] [--runs 3] [--calls 100] [--concurrency 32] [--duration 10]
                        [--warmup 2] [--workspaces N] [--deadline 420] [--only admissions|conversations|pool]
                        [--engines fake|configured] [--timeline]
-                       [--no-cpu-parts]`;
+                       [--no-cpu-parts] [--max-calls N]`;
 
 export type Part = 'admissions' | 'conversations' | 'pool';
 /**
@@ -34,6 +34,8 @@ export interface BenchOptions {
   timeline: boolean;
   /** Conversations: profile the measured process to split its CPU by part (off with --no-cpu-parts). */
   cpuParts: boolean;
+  /** Conversations: the gateway's `GATEWAY_MAX_CALLS`; undefined leaves the node its default. */
+  maxCalls: number | undefined;
 }
 
 function positive(name: string, text: string | undefined, fallback: number, integer: boolean): number {
@@ -72,6 +74,7 @@ export function parseOptions(argv: string[], root: string): BenchOptions {
       engines: { type: 'string' },
       timeline: { type: 'boolean', default: false },
       'no-cpu-parts': { type: 'boolean', default: false },
+      'max-calls': { type: 'string' },
     },
     strict: true,
   });
@@ -91,5 +94,7 @@ export function parseOptions(argv: string[], root: string): BenchOptions {
     engines: enginesOf(values.engines),
     timeline: values.timeline === true,
     cpuParts: values['no-cpu-parts'] !== true,
+    maxCalls:
+      values['max-calls'] === undefined ? undefined : positive('max-calls', values['max-calls'], 1, true),
   };
 }

@@ -54,7 +54,11 @@ export function conversationsText(s: ConversationSummary, options: BenchOptions)
     `Conversational sandbox calls (${options.calls} placed at once, ${s.runs.length} run(s); ${setup}; ${engines})`,
     `  completed           ${fixed(s.completed, 0)} of ${fixed(s.placed, 0)} (median); all runs: ${statuses || '-'}`,
     `  live at once        ${fixed(s.livePeak, 0)} peak; ${fixed(s.liveSeconds, 0)} call-seconds in ${fixed(s.windowS, 0)} s`,
-    `  voice to voice      p50 ${fixed(s.voiceToVoiceP50Ms, 0)} ms, p95 ${fixed(s.voiceToVoiceP95Ms, 0)} ms ` +
+    `  admission limit     ${fixed(s.maxCalls, 0)} calls on the gateway (${s.limitHeld ? 'held' : 'EXCEEDED'}); ` +
+      `admitted at once ${fixed(Math.min(s.livePeak, s.placed), 0)}, held queued at most ${fixed(s.heldPeak, 0)}, ` +
+      `refused at the gateway ${fixed(s.refusedAtCapacity, 0)}`,
+    `  voice to voice      p50 ${fixed(s.voiceToVoiceP50Ms, 0)} ms, p95 ${fixed(s.voiceToVoiceP95Ms, 0)} ms, ` +
+      `p95 - p50 ${fixed(s.voiceToVoiceP95Ms - s.voiceToVoiceP50Ms, 0)} ms ` +
       `(median of the calls' p50; 95th percentile of their p95; ${fixed(s.withLatency, 0)} calls measured turns)`,
     `  pipeline overhead   p50 ${fixed(s.overheadP50Ms, 1)} ms, p95 ${fixed(s.overheadP95Ms, 1)} ms`,
     `  stages (p50, ms)    ${stages || '-'}`,
@@ -173,6 +177,11 @@ export function jsonLine(
     calls_completed: n(c?.completed, 0),
     calls_by_status: c ? c.byStatus : null,
     calls_live_peak: n(c?.livePeak, 0),
+    gateway_max_calls: n(c?.maxCalls, 0),
+    admission_limit_held: c ? c.limitHeld : null,
+    calls_held_peak: n(c?.heldPeak, 0),
+    calls_refused_at_capacity: n(c?.refusedAtCapacity, 0),
+    voice_to_voice_p95_minus_p50_ms: c ? rounded(c.voiceToVoiceP95Ms - c.voiceToVoiceP50Ms, 0) : null,
     all_live_cpu_pct: n(c?.allLiveCpuPct, 1),
     all_live_cpu_ms_per_call_second: n(c?.allLiveCpuMsPerCallSecond, 1),
     overhead_p50_ms: n(c?.overheadP50Ms, 1),

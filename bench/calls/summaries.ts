@@ -58,6 +58,11 @@ export interface ConversationSummary {
   overheadP95Ms: number;
   stagesP50Ms: Record<string, number>;
   livePeak: number;
+  maxCalls: number;
+  heldPeak: number;
+  refusedAtCapacity: number;
+  /** Whether no run had more calls live at once than the gateway's limit. */
+  limitHeld: boolean;
   /** The measured process while all calls were live, percent of one core, and that per live call (ms/s). */
   allLiveCpuPct: number;
   allLiveCpuMsPerCallSecond: number;
@@ -125,8 +130,12 @@ export function summariseConversations(runs: ConversationRun[]): ConversationSum
     overheadP95Ms: of((r) => r.overheadP95Ms),
     stagesP50Ms: Object.fromEntries(stageNames.map((stage) => [stage, of((r) => r.stagesP50Ms[stage])])),
     livePeak: of((r) => r.livePeak),
+    maxCalls: of((r) => r.maxCalls),
+    heldPeak: of((r) => r.heldPeak),
+    refusedAtCapacity: of((r) => r.refusedAtCapacity),
+    limitHeld: runs.every((r) => r.livePeak <= r.maxCalls),
     allLiveCpuPct: of((r) => r.allLiveCpuPct),
-    allLiveCpuMsPerCallSecond: of((r) => (r.placed > 0 ? (r.allLiveCpuPct * 10) / r.placed : Number.NaN)),
+    allLiveCpuMsPerCallSecond: of((r) => (r.fullLive > 0 ? (r.allLiveCpuPct * 10) / r.fullLive : Number.NaN)),
     liveSeconds: of((r) => r.liveSeconds),
     windowS: of((r) => r.windowS),
     cpuMsPerCallSecond: of((r) => perCallSecond(r.measured.cpu.ownMs, r)),

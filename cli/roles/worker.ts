@@ -2,6 +2,7 @@ import path from 'node:path';
 import { carrierChooser, carriersOf } from '../../core/calls/carrier-choice.ts';
 import { CALLS_QUEUED_CHANNEL } from '../../core/calls/control.ts';
 import { Dialer } from '../../core/calls/dialer.ts';
+import { fleetRoom, GatewayFleet } from '../../core/calls/fleet.ts';
 import { onSimulatedIncoming } from '../../core/calls/incoming.ts';
 import { CallRecovery } from '../../core/calls/recovery.ts';
 import { CampaignDialler } from '../../core/campaigns/dialler.ts';
@@ -59,6 +60,7 @@ export async function startWorkerRole(
     runner: buildToolRunner(parts, teardown, options.webhookCa),
     logger: parts.logger.child({ phase: 'pre_call' }),
   });
+  const fleet = new GatewayFleet(parts.coord);
   const dialer = new Dialer({
     store: parts.store,
     beforeDial: (call) => preCall.prepare(call),
@@ -70,6 +72,7 @@ export async function startWorkerRole(
     carriers: carriersOf(carriers),
     carrierFor: carrierChooser(parts.store, carriers),
     whyNoCarrier: () => whyNoCarrier(parts),
+    fleetRoom: () => fleetRoom(fleet, parts.store),
     reportError: unlessRedisAway((err) => parts.logger.error({ err }, 'dialer failed')),
     clock: parts.clock,
   });

@@ -140,7 +140,7 @@ export const callSchema = z.object({
     .string()
     .nullable()
     .describe(
-      'null while the call is live. Values: assistant-ended-call, customer-ended-call, voicemail, customer-did-not-answer, customer-busy, pipeline-error, exceeded-max-duration, aborted-by-api, node-shutdown (the gateway running the call was stopped past its drain window; failed, free)',
+      'null while the call is live. Values: assistant-ended-call, customer-ended-call, voicemail, customer-did-not-answer, customer-busy, pipeline-error, exceeded-max-duration, aborted-by-api, node-shutdown (the gateway running the call was stopped past its drain window; failed, free), gateway-at-capacity (the media of the call reached a gateway node already at its call limit, GATEWAY_MAX_CALLS; failed, free)',
     ),
   started_at: timestamp.nullable().describe('null if the call never connected'),
   ended_at: timestamp.nullable().describe('null while the call is live'),

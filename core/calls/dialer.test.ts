@@ -162,6 +162,7 @@ for (const coordTarget of coordinatorTargetList) {
           carriers?: RecordingCarrier[];
           carrierFor?: DialerOptions['carrierFor'];
           whyNoCarrier?: DialerOptions['whyNoCarrier'];
+          fleetRoom?: DialerOptions['fleetRoom'];
           /** Runs right after the dialer records a call's carrier id, before it goes on. */
           afterCarrierRecorded?: (callId: string) => Promise<void>;
         } = {},
@@ -183,6 +184,7 @@ for (const coordTarget of coordinatorTargetList) {
           carriers,
           carrierFor: options.carrierFor ?? (async () => carrier),
           ...(options.whyNoCarrier ? { whyNoCarrier: options.whyNoCarrier } : {}),
+          ...(options.fleetRoom ? { fleetRoom: options.fleetRoom } : {}),
           pollMs: NEVER_POLL_MS,
           reportError: (error) => errors.push(error),
           clock,
@@ -205,6 +207,33 @@ for (const coordTarget of coordinatorTargetList) {
       const idsOf = (calls: CallRecord[]) => calls.map((call) => call.id);
       const holdersOf = async (slots: LiveCallSlots, workspaceId: string) =>
         [...(await slots.holders(workspaceId))].sort();
+
+      test('dials no more calls than the gateways have room for, across workspaces; the rest wait queued', async () => {
+        const first = await fundedWorkspace(store, START_PAISE);
+        const second = await fundedWorkspace(store, START_PAISE);
+        const calls = [...(await admit(first, 2)), ...(await admit(second, 2))];
+        let room: number | undefined = 1;
+        const a = node(0, { ceiling: 3, fleetRoom: async () => room });
+
+        assert.equal(await a.dialer.pass(), 1, 'room for one call');
+        assert.equal(a.carrier.originated.length, 1);
+        room = 0;
+        assert.equal(await a.dialer.pass(), 0, 'a full fleet dials nothing');
+        room = 2;
+        assert.equal(await a.dialer.pass(), 2);
+        assert.equal(a.carrier.originated.length, 3);
+        const queued = [];
+        for (const call of calls) if ((await statusOf(call)) === 'queued') queued.push(call.id);
+        assert.equal(queued.length, 1, 'one call still waits, queued and unbilled');
+        room = undefined;
+        assert.equal(await a.dialer.pass(), 1, 'no gateway publishing a capacity holds nothing back');
+        assert.equal(a.carrier.originated.length, 4);
+        // Each workspace's own calls still left in order.
+        for (const ws of [first, second]) {
+          const mine = a.carrier.originated.filter((call) => call.workspaceId === ws.workspaceId);
+          assert.deepEqual(idsOf(mine), idsOf(calls.filter((call) => call.workspaceId === ws.workspaceId)));
+        }
+      });
 
       test('dials a workspace oldest first up to the ceiling; the rest wait queued until a slot frees', async () => {
         const ws = await fundedWorkspace(store, START_PAISE);

@@ -36,6 +36,11 @@ export interface DialerOptions {
    */
   beforeDial?(call: CallRecord): Promise<{ skipReason?: string }>;
   /**
+   * How many more calls the media gateways can take (`fleetRoom`); undefined: no bound known. Calls beyond it
+   * stay `queued` (nothing dialled, nothing held from the wallet beyond their admission) until room frees.
+   */
+  fleetRoom?(): Promise<number | undefined>;
+  /**
    * Whether a queued call may be dialled now (a legacy v1 assistant's calling hours and concurrency); false
    * leaves it queued for a later pass and the calls behind it go on.
    */
@@ -43,6 +48,11 @@ export interface DialerOptions {
   pollMs?: number;
   reportError?: (error: unknown) => void;
   clock?: Clock;
+}
+
+/** The gateway room a pass has left to give out. */
+interface Room {
+  left: number;
 }
 
 const RING_TRIGGERS: Record<RingOutcome, EndTrigger> = {
@@ -66,6 +76,9 @@ export function settleRingOutcomes(lifecycle: CallLifecycle): RingOutcomeSink {
  * the slot ceiling live, the rest waiting in `queued` (never refused). It wakes on admissions and on released
  * slots, and polls besides. A carrier that refuses a call ends it `failed`; ring outcomes come back through
  * `settleRingOutcomes`. Hang-up commands for ringing calls reach the carrier here.
+ *
+ * Beyond the workspaces' ceilings, the fleet's room (`fleetRoom`) bounds each pass: once the gateways have no
+ * room for another call, every queue waits where it is until a call ends (its released slot wakes the dialer).
  */
 export class Dialer {
   private readonly reportError: (error: unknown) => void;
@@ -113,10 +126,13 @@ export class Dialer {
   async pass(): Promise<number> {
     let dialled = 0;
     await this.rebuildLostSlots();
-    for (const workspaceId of await this.options.store.calls.workspacesWithQueued()) {
-      if (this.loop.stopping) break;
+    const workspaces = await this.options.store.calls.workspacesWithQueued();
+    if (workspaces.length === 0) return 0;
+    const room: Room = { left: (await this.options.fleetRoom?.()) ?? Number.POSITIVE_INFINITY };
+    for (const workspaceId of workspaces) {
+      if (this.loop.stopping || room.left <= 0) break;
       try {
-        dialled += await this.dialWorkspace(workspaceId);
+        dialled += await this.dialWorkspace(workspaceId, room);
       } catch (error) {
         this.reportError(error);
       }
@@ -144,7 +160,7 @@ export class Dialer {
     this.rebuiltState = since;
   }
 
-  private async dialWorkspace(workspaceId: string): Promise<number> {
+  private async dialWorkspace(workspaceId: string, room: Room): Promise<number> {
     const { coord, store, slots } = this.options;
     const lock = await coord.lock(`dialer:${workspaceId}`, WORKSPACE_LOCK_TTL_MS);
     if (!lock) return 0;
@@ -154,11 +170,14 @@ export class Dialer {
       const mayDial = this.options.mayDial;
       const candidates = slots.ceiling + (mayDial ? HELD_LOOKAHEAD : 0);
       for (const call of await store.calls.nextQueued(workspaceId, candidates)) {
+        // No gateway has room for it: it waits, and so do the younger ones.
+        if (room.left <= 0) break;
         if (mayDial && !(await mayDial(call))) continue;
         // Lost the lock: another dialer may own this queue now and have dialled this call already.
         if (!(await lock.extend(WORKSPACE_LOCK_TTL_MS))) break;
         // FIFO: when the oldest cannot go, none of the younger ones may.
         if (!(await slots.acquire(workspaceId, call.id))) break;
+        room.left--;
         if (await this.dial(call)) dialled++;
       }
     } finally {

@@ -26,12 +26,17 @@ export type IncomingVerdict =
   | { readonly kind: 'connect'; readonly call: CallRecord }
   /** Refused: the number has no agent, or the wallet cannot cover the agent's longest call. */
   | { readonly kind: 'reject'; readonly cause: 'no_agent' | 'wallet'; readonly reason: string }
-  /** Every live-call slot of the workspace is taken: the caller hears a short busy message. */
+  /**
+   * Every live-call slot of the workspace is taken, or no media gateway has room for another call: the caller
+   * hears a short busy message.
+   */
   | { readonly kind: 'busy'; readonly reason: string };
 
 export interface IncomingCallOptions {
   store: Store;
   slots: LiveCallSlots;
+  /** How many more calls the media gateways can take (`fleetRoom`); undefined: no bound known. */
+  fleetRoom?(): Promise<number | undefined>;
   prices?: PriceTable;
   clock?: Clock;
 }
@@ -56,7 +61,7 @@ export class IncomingCalls {
   }
 
   /**
-   * Admits the incoming call: a live-call slot first (none free: busy), then in one transaction the agent,
+   * Admits the incoming call: room on the media gateways and a live-call slot first (none: busy), then in one transaction the agent,
    * the wallet hold of its worst case (the agent's `max_duration_secs` at the default tier), the call and its
    * move to `dialing`. Any refusal leaves nothing behind.
    */
@@ -66,6 +71,10 @@ export class IncomingCalls {
     if (number.agentId === null)
       return { kind: 'reject', cause: 'no_agent', reason: `number ${number.id} has no agent` };
     const agentId = number.agentId;
+    const room = await this.options.fleetRoom?.();
+    if (room !== undefined && room <= 0) {
+      return { kind: 'busy', reason: 'no media gateway has room for another call' };
+    }
     const id = newId('call');
     if (!(await slots.acquire(number.workspaceId, id))) {
       return {

@@ -142,6 +142,8 @@ export interface CallRepo {
   countOpen(workspaceId: string): Promise<number>;
   /** Calls in `dialing` or `in_progress`. */
   countLive(workspaceId: string): Promise<number>;
+  /** Calls in `dialing` or `in_progress` across every workspace: what the media gateways carry or soon will. */
+  countLiveAll(): Promise<number>;
   /**
    * The oldest queued outbound calls first (FIFO), a legacy v1 call's `priority` before that (higher first);
    * incoming calls never wait in the queue.

@@ -138,12 +138,15 @@ for (const target of targets) {
       it('counts open and live calls, and hands out queued calls oldest first', async () => {
         const ws = await workspace();
         const a = await agent(ws);
+        const liveBefore = await store.calls.countLiveAll();
         const calls: CallRecord[] = [];
         for (let i = 0; i < 4; i++) calls.push(await store.calls.insert(newCall(ws, a)));
         await store.calls.transition(ws, calls[0]!.id, { from: ['queued'], to: 'dialing' });
         await store.calls.transition(ws, calls[1]!.id, { from: ['queued'], to: 'aborted' });
         assert.equal(await store.calls.countOpen(ws), 3);
         assert.equal(await store.calls.countLive(ws), 1);
+        // Across workspaces: this one's live call, and those other cases left live.
+        assert.equal(await store.calls.countLiveAll(), liveBefore + 1);
         assert.deepEqual(
           (await store.calls.nextQueued(ws, 5)).map((c) => c.id),
           [calls[2]!.id, calls[3]!.id],

@@ -119,7 +119,15 @@ export class CallRun {
    * Answers the call behind a verified stream and starts its session; undefined when the call is not one this
    * stream may answer (unknown, not dialing: aborted or ended meanwhile) or its agent is gone.
    */
-  static async begin(deps: CallRunDeps, ctx: StreamContext): Promise<CallRun | undefined> {
+  /**
+   * `mayAnswer` is asked once the call is `dialing`, just before it is answered here; false: it is not (the
+   * asker has ended it).
+   */
+  static async begin(
+    deps: CallRunDeps,
+    ctx: StreamContext,
+    mayAnswer?: (call: CallRecord) => Promise<boolean>,
+  ): Promise<CallRun | undefined> {
     // A call answered while the database is away waits for it a while (the caller hears silence), then goes on.
     const answering = <T>(run: () => Promise<T>) =>
       retryWhileStoreUnavailable(run, {
@@ -129,6 +137,7 @@ export class CallRun {
       });
     const found = await answering(() => waitUntilDialing(deps.store, ctx));
     if (!found) return undefined;
+    if (mayAnswer && !(await mayAnswer(found))) return undefined;
     const revision = await answering(() =>
       deps.store.agents.getRevision(found.workspaceId, found.agentId, found.agentRevision),
     );

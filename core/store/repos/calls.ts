@@ -168,6 +168,15 @@ export class CallStore implements CallRepo {
     return this.countIn(workspaceId, LIVE_CALL_STATUSES);
   }
 
+  async countLiveAll(): Promise<number> {
+    const row = await this.scope.db
+      .selectFrom('calls')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', 'in', LIVE_CALL_STATUSES)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   async nextQueued(workspaceId: string, limit: number): Promise<CallRecord[]> {
     const rows = await this.scope.db
       .selectFrom('calls')

