@@ -119,49 +119,59 @@ export function registerV2(
         }),
       );
       registerStreamTokenRoutes(v2, registry, deps);
-      registerSpeechRoutes(v2, registry, {
-        speaker: deps.speaker,
-        charges: new SpeechCharges(deps.store),
-        ...(deps.clock ? { clock: deps.clock } : {}),
-      });
-      const transcriber = deps.transcriber?.stt
-        ? recordingTranscriber({ stt: deps.transcriber.stt, vad: deps.transcriber.vad })
-        : undefined;
-      registerTranscriptionRoutes(v2, registry, {
-        transcriber,
-        charges: new TranscriptionCharges(deps.store),
-        jobs: new TranscriptionJobs(
-          deps.store,
-          new TranscriptionAudio(path.join(deps.config.dataDir, 'transcriptions')),
-          deps.clock ?? systemClock,
-          {
-            allowPrivate: deps.config.allowPrivateWebhooks,
-            decode: decodeTranscriptionRecording,
-            transcriber,
-            wake: () => {
-              deps.coord.publish(TRANSCRIPTIONS_QUEUED_CHANNEL, '').catch(() => {});
-            },
-          },
-        ),
-        ...(deps.clock ? { clock: deps.clock } : {}),
-      });
-      const flowModels = deps.flowModels ?? NO_FLOW_MODELS;
-      const clock = deps.clock ?? systemClock;
-      registerFlowJobRoutes(
-        v2,
-        registry,
-        new FlowJobService(deps.store, flowModels, clock),
-        new FlowDrafts(
-          deps.store,
-          flowModels,
-          clock,
-          Math.min(deps.flowDraftWaitMs ?? 20_000, deps.config.apiHttp.answerTimeoutMs - 1_000),
-        ),
-        new FlowTranscripts(deps.store, deps.artifacts),
-      );
+      registerSpeechProducts(v2, registry, deps);
+      registerFlowJobProducts(v2, registry, deps);
       registerNotLiveRoutes(v2, registry);
     },
     { prefix: V2_PREFIX },
+  );
+}
+
+/** Text to speech and transcriptions (one-shot and jobs). */
+function registerSpeechProducts(v2: FastifyInstance, registry: RouteRegistry, deps: ApiDeps): void {
+  registerSpeechRoutes(v2, registry, {
+    speaker: deps.speaker,
+    charges: new SpeechCharges(deps.store),
+    ...(deps.clock ? { clock: deps.clock } : {}),
+  });
+  const transcriber = deps.transcriber?.stt
+    ? recordingTranscriber({ stt: deps.transcriber.stt, vad: deps.transcriber.vad })
+    : undefined;
+  registerTranscriptionRoutes(v2, registry, {
+    transcriber,
+    charges: new TranscriptionCharges(deps.store),
+    jobs: new TranscriptionJobs(
+      deps.store,
+      new TranscriptionAudio(path.join(deps.config.dataDir, 'transcriptions')),
+      deps.clock ?? systemClock,
+      {
+        allowPrivate: deps.config.allowPrivateWebhooks,
+        decode: decodeTranscriptionRecording,
+        transcriber,
+        wake: () => {
+          deps.coord.publish(TRANSCRIPTIONS_QUEUED_CHANNEL, '').catch(() => {});
+        },
+      },
+    ),
+    ...(deps.clock ? { clock: deps.clock } : {}),
+  });
+}
+
+/** Flow tests, drafts and transcripts. */
+function registerFlowJobProducts(v2: FastifyInstance, registry: RouteRegistry, deps: ApiDeps): void {
+  const flowModels = deps.flowModels ?? NO_FLOW_MODELS;
+  const clock = deps.clock ?? systemClock;
+  registerFlowJobRoutes(
+    v2,
+    registry,
+    new FlowJobService(deps.store, flowModels, clock),
+    new FlowDrafts(
+      deps.store,
+      flowModels,
+      clock,
+      Math.min(deps.flowDraftWaitMs ?? 20_000, deps.config.apiHttp.answerTimeoutMs - 1_000),
+    ),
+    new FlowTranscripts(deps.store, deps.artifacts),
   );
 }
 

@@ -132,6 +132,13 @@ export function registerTranscriptionRoutes(
   registry: RouteRegistry,
   deps: TranscriptionDeps,
 ): void {
+  registerJobCreation(app, registry, deps);
+  registerOneShot(app, registry, deps);
+  registerJobReads(app, registry, deps);
+}
+
+/** `POST /v2/transcriptions`: an upload (multipart or the audio as the body, up to 100 MB) or an `audio_url`. */
+function registerJobCreation(app: FastifyInstance, registry: RouteRegistry, deps: TranscriptionDeps): void {
   app.register(async (scoped) => {
     // Its 413 names its own limit.
     setEnvelopeErrorHandler(scoped, { bodyLimitBytes: JOB_BODY_LIMIT_BYTES });
@@ -170,6 +177,10 @@ export function registerTranscriptionRoutes(
       },
     });
   });
+}
+
+/** `POST /v2/transcriptions/sync`: at most a minute of audio, transcribed in the request. */
+function registerOneShot(app: FastifyInstance, registry: RouteRegistry, deps: TranscriptionDeps): void {
   app.register(async (scoped) => {
     setEnvelopeErrorHandler(scoped, { bodyLimitBytes: SYNC_BODY_LIMIT_BYTES });
     scoped.addContentTypeParser(
@@ -189,7 +200,7 @@ export function registerTranscriptionRoutes(
         contentType: 'audio/wav',
         otherContentTypes: AUDIO_TYPES.filter((t) => t !== 'audio/wav'),
         description:
-          'The recording: WAV (16-bit PCM, 8-bit mu-law or A-law; one or two channels; up to 12 MB), Ogg Opus, or `audio/basic` (raw 8 kHz mu-law)',
+          'The recording: WAV (16-bit PCM, 8-bit mu-law or A-law; one or two channels; up to 12 MB), Ogg Opus, MP3 (`audio/mpeg`), or `audio/basic` (raw 8 kHz mu-law)',
       },
       responses: { 200: { description: 'The finished transcription', schema: transcriptionSchema } },
       errors: ['invalid_request', 'insufficient_balance', 'not_implemented', 'body_too_large'],
@@ -197,6 +208,10 @@ export function registerTranscriptionRoutes(
         transcribeNow(deps, auth.workspaceId, query.language_code, recordingOf(request)),
     });
   });
+}
+
+/** List, read and delete. */
+function registerJobReads(app: FastifyInstance, registry: RouteRegistry, deps: TranscriptionDeps): void {
   defineRoute(app, registry, {
     method: 'GET',
     url: '/transcriptions',
