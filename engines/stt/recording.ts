@@ -105,8 +105,13 @@ export async function transcribeRecording(
 }
 
 function toCanonical(samples: Int16Array, rate: number): Int16Array {
-  if (rate === CANONICAL_RATE) return samples;
-  const resampler = new Resampler(rate, CANONICAL_RATE);
+  return resampleWhole(samples, rate, CANONICAL_RATE);
+}
+
+/** A whole recording's samples at another rate (the resampler flushed); the same array when the rates match. */
+export function resampleWhole(samples: Int16Array, rate: number, toRate: number): Int16Array {
+  if (rate === toRate) return samples;
+  const resampler = new Resampler(rate, toRate);
   const head = resampler.process(samples);
   const tail = resampler.flush();
   const out = new Int16Array(head.length + tail.length);

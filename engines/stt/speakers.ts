@@ -1,4 +1,4 @@
-import { Resampler } from '../../codecs/index.ts';
+import { resampleWhole } from './recording.ts';
 
 /**
  * Two speakers told apart in a mono recording, by their voices. Each turn (a stretch of speech the VAD cut) is
@@ -68,14 +68,7 @@ export function separateSpeakers(
 }
 
 function toRate(samples: Int16Array, rate: number): Int16Array {
-  if (rate === RATE) return samples;
-  const resampler = new Resampler(rate, RATE);
-  const head = resampler.process(samples);
-  const tail = resampler.flush();
-  const out = new Int16Array(head.length + tail.length);
-  out.set(head);
-  out.set(tail, head.length);
-  return out;
+  return resampleWhole(samples, rate, RATE);
 }
 
 function voiceOf(turn: Int16Array): TurnVoice {
