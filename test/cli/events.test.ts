@@ -121,11 +121,15 @@ describe('voiceagent events and webhook-secret on every backend', { concurrency:
       test('lists dead letters as JSON lines, for one workspace or all', async () => {
         const a = await deadEvent();
         const b = await deadEvent();
-        const all = await run(['events', 'list', '--dead']);
+        // Listing reads only: the three runs go side by side.
+        const [all, one, none] = await Promise.all([
+          run(['events', 'list', '--dead']),
+          run(['events', 'list', '--dead', '--workspace', a.workspaceId]),
+          run(['events', 'list', '--dead', '--workspace', 'ws_none']),
+        ]);
         assert.equal(all.code, 0, all.stderr);
         const ids = lines(all).map((l) => l['id']);
         assert.ok(ids.includes(a.event.id) && ids.includes(b.event.id));
-        const one = await run(['events', 'list', '--dead', '--workspace', a.workspaceId]);
         assert.deepEqual(lines(one), [
           {
             id: a.event.id,
@@ -140,7 +144,7 @@ describe('voiceagent events and webhook-secret on every backend', { concurrency:
             webhook_url: receiver.url(),
           },
         ]);
-        assert.equal((await run(['events', 'list', '--dead', '--workspace', 'ws_none'])).stdout, '');
+        assert.equal(none.stdout, '');
       });
 
       test('replays a dead event byte for byte with a fresh signature; a failed replay exits 1', async () => {
