@@ -91,8 +91,13 @@ const cases: Case[] = [
     expect: ['silence:500@4500'],
   },
   {
-    name: 'an STT commit is evidence, not a verdict: the turn still waits the silence its words ask for',
+    name: 'an STT commit is evidence, not a verdict: words with no cue wait the shorter silence, from the speech end',
     steps: [speechStart(0), speechEnd(2000), final(2150, 'yes please', true), ...frames(2160, 3000)],
+    expect: ['sentence_end:200@2200'],
+  },
+  {
+    name: 'the same words in a final that is no commit wait endpointing_ms',
+    steps: [speechStart(0), speechEnd(2000), final(2150, 'yes please'), ...frames(2160, 3000)],
     expect: ['silence:500@2500'],
   },
   {
@@ -156,6 +161,7 @@ const cases: Case[] = [
       speechStart(0),
       final(1500, 'yes please', true),
       ...frames(1500, 1800),
+      ...voicedWindows(1500, 1800),
       speechEnd(1800),
       ...frames(1900, 3000),
     ],
@@ -172,6 +178,7 @@ const cases: Case[] = [
       speechStart(0),
       final(1500, 'I want', true),
       ...frames(1500, 1700),
+      ...voicedWindows(1600, 1700),
       partial(1700, 'to book a table'),
       ...frames(1700, 2400),
       speechEnd(2400),
@@ -196,7 +203,7 @@ const cases: Case[] = [
   {
     name: 'STT commit of speech the VAD missed (quiet caller) still ends the turn',
     steps: [final(1500, 'haan', true), ...frames(1500, 2500)],
-    expect: ['silence:500@2000'],
+    expect: ['sentence_end:200@1700'],
   },
   {
     name: 'no speech: neither time nor an empty commit ends a turn',

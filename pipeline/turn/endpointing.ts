@@ -86,8 +86,10 @@ export class Endpointer {
   #partial = '';
   /** A turn ended and no speech came since: transcripts are the ended turn's. */
   #closed = false;
+  /** The STT committed the turn's words so far (nothing new came after its commit). */
+  #committed = false;
   #nowMs = 0;
-  #requiredFor: { text: string; required: Required } | null = null;
+  #requiredFor: { text: string; committed: boolean; required: Required } | null = null;
 
   constructor(options: EndpointerOptions) {
     if (!(options.endpointingMs >= 0)) throw new RangeError('endpointingMs must be >= 0');
@@ -109,6 +111,7 @@ export class Endpointer {
     this.#advance(event.decidedAtMs);
     if (event.type === 'speech_start') {
       if (this.#closed) this.#startTurn();
+      this.#committed = false;
       this.#phase = { kind: 'speaking' };
       return null;
     }
@@ -128,7 +131,10 @@ export class Endpointer {
    */
   onVoice(nowMs: number): void {
     this.#advance(nowMs);
-    if (this.#phase.kind === 'silence' && this.#phase.byCommit) this.#phase = { kind: 'speaking' };
+    if (this.#phase.kind === 'silence' && this.#phase.byCommit) {
+      this.#phase = { kind: 'speaking' };
+      this.#committed = false;
+    }
   }
 
   /** A partial or final transcript from the STT, received at `nowMs`. */
@@ -137,6 +143,7 @@ export class Endpointer {
     if (this.#closed) return null;
     if (event.type === 'partial') {
       this.#partial = event.text.trim();
+      if (this.#partial) this.#committed = false;
       // New words after a commit the VAD never confirmed: the caller went on.
       if (this.#partial && this.#phase.kind === 'silence' && this.#phase.byCommit)
         this.#phase = { kind: 'speaking' };
@@ -144,6 +151,8 @@ export class Endpointer {
       const text = event.text.trim();
       if (text) this.#finals.push(text);
       this.#partial = '';
+      if (event.endOfTurn) this.#committed = this.#heardSpeech();
+      else if (text) this.#committed = false;
       // The STT heard the caller stop where the VAD has not (yet): the silence is counted from the commit.
       if (event.endOfTurn && this.#heardSpeech() && this.#phase.kind !== 'silence')
         this.#phase = { kind: 'silence', silenceStartMs: this.#nowMs, byCommit: true };
@@ -176,6 +185,7 @@ export class Endpointer {
 
   #startTurn(): void {
     this.#closed = false;
+    this.#committed = false;
     this.#finals = [];
     this.#partial = '';
   }
@@ -187,13 +197,15 @@ export class Endpointer {
   /** The silence the latest transcript calls for (kept until the transcript changes: ticks come every frame). */
   #required(): Required {
     const text = this.transcript;
-    if (this.#requiredFor?.text === text) return this.#requiredFor.required;
-    const policy = requiredSilence(text, this.endpointingMs);
+    const committed = this.#committed;
+    if (this.#requiredFor?.text === text && this.#requiredFor.committed === committed)
+      return this.#requiredFor.required;
+    const policy = requiredSilence(text, this.endpointingMs, committed);
     const reason = REASON_OF_WAIT[policy.wait];
     const required: Required = { ms: policy.ms, reason };
     if (reason === 'continuation' && policy.estimate.word !== undefined)
       required.trailingWord = policy.estimate.word;
-    this.#requiredFor = { text, required };
+    this.#requiredFor = { text, committed, required };
     return required;
   }
 
