@@ -174,18 +174,19 @@ export class StreamTelemetry {
 
   /** One canonical inbound frame (after decode): peak and clipping. */
   frame(frame: Int16Array): void {
-    // Peak and clipping only (no RMS, no logarithm): this runs for every frame of every stream.
-    let peak = this.inbound.peak;
-    let clipped = 0;
+    // Peak and clipping only (no RMS, no logarithm): this runs for every frame of every stream. The extremes
+    // first, in a loop of two comparisons; clipped samples are counted only in a frame that reaches full scale.
+    let highest = 0;
+    let lowest = 0;
     for (let i = 0; i < frame.length; i++) {
       const s = frame[i]!;
-      const magnitude = s < 0 ? -s : s;
-      if (magnitude > peak) peak = magnitude;
-      if (magnitude >= 32767) clipped++;
+      highest = Math.max(highest, s);
+      lowest = Math.min(lowest, s);
     }
+    const peak = Math.max(highest, -lowest);
+    if (peak > this.inbound.peak) this.inbound.peak = peak;
+    if (peak >= 32767) this.inbound.clippedSamples += clippedSamples(frame);
     this.inbound.frames++;
-    this.inbound.clippedSamples += clipped;
-    this.inbound.peak = peak;
   }
 
   /** An outbound audio message left for the peer at `nowMs` (monotonic). */
@@ -219,4 +220,14 @@ export class StreamTelemetry {
     this.inbound.gaps++;
     this.inbound.gapMs += Math.round(ms);
   }
+}
+
+/** Samples at full scale (magnitude 32767 or more). */
+function clippedSamples(frame: Int16Array): number {
+  let clipped = 0;
+  for (let i = 0; i < frame.length; i++) {
+    const s = frame[i]!;
+    if (s >= 32767 || s <= -32767) clipped++;
+  }
+  return clipped;
 }
