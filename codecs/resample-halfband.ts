@@ -40,6 +40,7 @@ const KERNEL_INPUT_BYTE = 0;
 const KERNEL_TAPS_BYTE = 2176;
 const KERNEL_CENTRE_BYTE = 8192;
 const KERNEL_OUTPUT_BYTE = 10496;
+const KERNEL_RAW_BYTE = 14848;
 /** Loads of the last group of outputs reach this far past the block's input (into zero taps or unused sums). */
 const KERNEL_SLACK = 32;
 
@@ -48,6 +49,7 @@ const kernel = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(HALFB
   memory: WebAssembly.Memory;
   upsample(count: number): void;
   decimate(count: number): void;
+  split(from: number, pairs: number): void;
 };
 /**
  * The odd branch's input: `SPAN` samples of the past, then the block's (the decimator's can hold one more
@@ -119,9 +121,11 @@ const EVEN_HISTORY = PAIRS;
 const ODD_HISTORY = 2 * PAIRS;
 /** The centre taps' input: `EVEN_HISTORY` past even-indexed samples, then the block's. */
 const centreInput = new Int16Array(kernel.memory.buffer, KERNEL_CENTRE_BYTE, EVEN_HISTORY + BLOCK);
-if (KERNEL_CENTRE_BYTE + 2 * (EVEN_HISTORY + BLOCK + 4) > KERNEL_OUTPUT_BYTE) {
+if (KERNEL_CENTRE_BYTE + 2 * (EVEN_HISTORY + BLOCK + 8) > KERNEL_OUTPUT_BYTE) {
   throw new Error('half-band kernel: the centre input overlaps the output');
 }
+/** The decimator's block as it came, for the kernel to split into even- and odd-indexed samples. */
+const rawInput = new Int16Array(kernel.memory.buffer, KERNEL_RAW_BYTE, 2 * BLOCK + 16);
 
 /**
  * Decimation by 2. The input is split into its even- and odd-indexed samples, so that the odd branch runs over
@@ -163,13 +167,14 @@ export class HalfBandDecimator implements ResampleStage {
     centreInput.set(evens, 0);
     // Even-odd pairs, the block's first sample going alone to the odd ones when the stream so far is odd-length.
     const pairs = Math.min(count, oddCount - firstEven);
-    let at = start;
-    if (firstEven === 1) branchInput[firstOdd] = input[at++]!;
-    for (let i = 0; i < pairs; i++, at += 2) {
-      centreInput[EVEN_HISTORY + i] = input[at]!;
-      branchInput[firstOdd + firstEven + i] = input[at + 1]!;
+    if (firstEven === 1) branchInput[firstOdd] = input[start]!;
+    // The kernel deals the pairs: input[start + firstEven + 2i] to centreInput[EVEN_HISTORY + i], the next
+    // sample to branchInput[firstOdd + firstEven + i] (= SPAN + 1 + i).
+    if (pairs > 0) {
+      rawInput.set(start === 0 && end === input.length ? input : input.subarray(start, end));
+      kernel.split(firstEven, pairs);
     }
-    if (count > pairs) centreInput[EVEN_HISTORY + pairs] = input[at]!;
+    if (count > pairs) centreInput[EVEN_HISTORY + pairs] = input[start + firstEven + 2 * pairs]!;
     // out[t] = half of centreInput[t] plus the odd branch ending with branchInput[SPAN + t].
     kernel.decimate(count);
     out.set(kernelOutputs(count), outAt);

@@ -13,6 +13,8 @@
 ;;   bytes  8192 .. 10291  centre: Int16, the decimator's even-indexed history then the block's (up to 1,038,
 ;;                         plus slack)
 ;;   bytes 10496 .. 14607  output: Int16 x 2,048 (plus slack)
+;;   bytes 14848 .. 18975  raw: Int16, the decimator's block as it came (up to 2,048, plus slack), which `split`
+;;                         deals into the centre and branch inputs
 ;;
 ;; Each output is four i16x8 dot products (i32x4.dot_i16x8_s: pairs of 16 x 16-bit products summed into
 ;; 32-bit lanes, exact for these taps); four outputs' partial vectors are then reduced together by two rounds
@@ -132,5 +134,23 @@
               (i32.const 15))
             (v128.const i32x4 0 0 0 0)))
         (local.set $t (i32.add (local.get $t) (i32.const 4)))
+        (br $next))))
+
+  ;; The decimator's input pairs: raw[from + 2i] to centre[14 + i] and raw[from + 2i + 1] to input[28 + i], for
+  ;; i < pairs, eight pairs a step (so up to 7 samples past each are written, into slack).
+  (func (export "split") (param $from i32) (param $pairs i32)
+    (local $i i32) (local $src i32) (local $a v128) (local $b v128)
+    (local.set $src (i32.shl (local.get $from) (i32.const 1)))
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_s (local.get $i) (local.get $pairs)))
+        (local.set $a (v128.load offset=14848 align=2 (local.get $src)))
+        (local.set $b (v128.load offset=14864 align=2 (local.get $src)))
+        (v128.store offset=8220 align=2 (i32.shl (local.get $i) (i32.const 1))
+          (i8x16.shuffle 0 1 4 5 8 9 12 13 16 17 20 21 24 25 28 29 (local.get $a) (local.get $b)))
+        (v128.store offset=56 align=2 (i32.shl (local.get $i) (i32.const 1))
+          (i8x16.shuffle 2 3 6 7 10 11 14 15 18 19 22 23 26 27 30 31 (local.get $a) (local.get $b)))
+        (local.set $src (i32.add (local.get $src) (i32.const 32)))
+        (local.set $i (i32.add (local.get $i) (i32.const 8)))
         (br $next))))
 )
