@@ -91,6 +91,11 @@ export class Framer {
       this.#fill = 0;
       use(this.#partial);
     }
+    if (offset === 0 && samples.length === size) {
+      // Exactly one frame, as a carrier edge usually gets: the input itself, without a view of it.
+      use(samples);
+      return;
+    }
     while (samples.length - offset >= size) {
       use(samples.subarray(offset, offset + size));
       offset += size;

@@ -1,3 +1,4 @@
+import { PrefixView } from './prefix-view.ts';
 import type { ResampleStage } from './resample-stage.ts';
 import { HALFBAND_WASM_BASE64 } from './wasm/halfband-binary.ts';
 
@@ -66,17 +67,7 @@ if (KERNEL_INPUT_BYTE + 2 * (SPAN + BLOCK + 1 + KERNEL_SLACK) > KERNEL_TAPS_BYTE
   throw new Error('half-band kernel: the input overlaps the taps');
 }
 /** The kernel's outputs: 16-bit samples, rounded and saturated. */
-const kernelOutput = new Int16Array(kernel.memory.buffer, KERNEL_OUTPUT_BYTE, 2 * BLOCK);
-
-/**
- * `kernelOutput`'s first `length` samples: the view of the last length asked for is kept, as a stream asks for
- * the same length frame after frame, so that copying them out allocates nothing.
- */
-let outputView = kernelOutput.subarray(0, 0);
-function kernelOutputs(length: number): Int16Array {
-  if (outputView.length !== length) outputView = kernelOutput.subarray(0, length);
-  return outputView;
-}
+const kernelOutput = new PrefixView(new Int16Array(kernel.memory.buffer, KERNEL_OUTPUT_BYTE, 2 * BLOCK));
 
 /**
  * Upsampling by 2. Input sample i yields outputs 2i (the odd branch over inputs i - 27 .. i) and 2i + 1 (input
@@ -105,7 +96,7 @@ export class HalfBandUpsampler implements ResampleStage {
     branchInput.set(input, SPAN);
     // out[2i]: the odd branch over inputs i - 27 .. i; out[2i + 1]: input i - 13 (branchInput[i + PAIRS]).
     kernel.upsample(length);
-    out.set(kernelOutputs(2 * length), outAt);
+    out.set(kernelOutput.of(2 * length), outAt);
     // A loop rather than set(subarray()): no view object per call.
     for (let k = 0; k < SPAN; k++) history[k] = branchInput[length + k]!;
   }
@@ -177,7 +168,7 @@ export class HalfBandDecimator implements ResampleStage {
     if (count > pairs) centreInput[EVEN_HISTORY + pairs] = input[start + firstEven + 2 * pairs]!;
     // out[t] = half of centreInput[t] plus the odd branch ending with branchInput[SPAN + t].
     kernel.decimate(count);
-    out.set(kernelOutputs(count), outAt);
+    out.set(kernelOutput.of(count), outAt);
     for (let k = 0; k < EVEN_HISTORY; k++) evens[k] = centreInput[count + k]!;
     const oddEnd = firstOdd + oddCount;
     for (let k = 0; k < ODD_HISTORY; k++) odds[k] = branchInput[oddEnd - ODD_HISTORY + k]!;

@@ -5,6 +5,7 @@ import {
   Framer,
   mulawDecode,
   mulawEncode,
+  PrefixView,
   pcm16FromBytes,
   pcm16ToBytes,
   Resampler,
@@ -43,14 +44,16 @@ export function audioMs(samples: number, rate: number): number {
  * (one call per 20 ms frame per stream) allocates nothing for the resampled audio.
  */
 class ReusingResampler {
-  private buffer = new Int16Array(0);
+  private output = new PrefixView(new Int16Array(0));
 
   constructor(private readonly resampler: Resampler) {}
 
   process(input: Int16Array): Int16Array {
     const needed = this.resampler.outputLength(input.length);
-    if (this.buffer.length < needed) this.buffer = new Int16Array(Math.max(needed, 2 * this.buffer.length));
-    return this.buffer.subarray(0, this.resampler.processInto(input, this.buffer));
+    const { buffer } = this.output;
+    if (buffer.length < needed)
+      this.output = new PrefixView(new Int16Array(Math.max(needed, 2 * buffer.length)));
+    return this.output.of(this.resampler.processInto(input, this.output.buffer));
   }
 
   flush(): Int16Array {
@@ -68,7 +71,7 @@ export class InboundAudio {
   private readonly resampler: ReusingResampler | undefined;
   private readonly framer = new Framer(CANONICAL_FRAME_SAMPLES);
   /** G.711 decodes into this (reused: the resampler and the framer copy what they keep). */
-  private decoded = new Int16Array(0);
+  private decoded = new PrefixView(new Int16Array(0));
 
   constructor(readonly format: MediaFormat) {
     this.resampler =
@@ -98,9 +101,10 @@ export class InboundAudio {
   }
 
   private decodeBuffer(samples: number): Int16Array {
-    if (this.decoded.length < samples)
-      this.decoded = new Int16Array(Math.max(samples, 2 * this.decoded.length));
-    return this.decoded.subarray(0, samples);
+    const { buffer } = this.decoded;
+    if (buffer.length < samples)
+      this.decoded = new PrefixView(new Int16Array(Math.max(samples, 2 * buffer.length)));
+    return this.decoded.of(samples);
   }
 
   /** Samples at the carrier's rate (already decoded, e.g. from Opus). */
