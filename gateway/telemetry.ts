@@ -1,3 +1,4 @@
+import { samplePeak } from '../codecs/index.ts';
 import type { BadMessageReason } from './carriers/types.ts';
 
 /**
@@ -174,16 +175,9 @@ export class StreamTelemetry {
 
   /** One canonical inbound frame (after decode): peak and clipping. */
   frame(frame: Int16Array): void {
-    // Peak and clipping only (no RMS, no logarithm): this runs for every frame of every stream. The extremes
-    // first, in a loop of two comparisons; clipped samples are counted only in a frame that reaches full scale.
-    let highest = 0;
-    let lowest = 0;
-    for (let i = 0; i < frame.length; i++) {
-      const s = frame[i]!;
-      highest = Math.max(highest, s);
-      lowest = Math.min(lowest, s);
-    }
-    const peak = Math.max(highest, -lowest);
+    // Peak and clipping only (no RMS, no logarithm): this runs for every frame of every stream. Clipped samples
+    // are counted only in a frame that reaches full scale.
+    const peak = samplePeak(frame);
     if (peak > this.inbound.peak) this.inbound.peak = peak;
     if (peak >= 32767) this.inbound.clippedSamples += clippedSamples(frame);
     this.inbound.frames++;
