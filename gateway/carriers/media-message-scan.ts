@@ -176,6 +176,17 @@ export class MediaMessageScanner {
     const start = this.at + 1;
     const length = data.length;
     let i = start;
+    // Four bytes a step while all four are characters: the AND of their classes is 1 only then.
+    while (
+      i + 4 <= length &&
+      (IN_STRING[data[i]!]! &
+        IN_STRING[data[i + 1]!]! &
+        IN_STRING[data[i + 2]!]! &
+        IN_STRING[data[i + 3]!]!) ===
+        1
+    ) {
+      i += 4;
+    }
     while (i < length && IN_STRING[data[i]!] === 1) i++;
     if (i === length || data[i] !== QUOTE) return false;
     this.tokenStart = start;
