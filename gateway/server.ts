@@ -351,10 +351,11 @@ function mediaRoute(
     sendPingsAutomatically: false,
     upgrade: (res, req, context) => streams.upgrade(carrier, res, req, context),
     open: (ws) => guard('open', () => streams.open(ws)),
-    // Fifty a second per stream: guarded inline, without a closure per message.
+    // Fifty a second per stream: guarded inline, without a closure per message. The message as a Buffer view
+    // (no copy), which the JSON carriers' media-message scanner reads without wrapping it again.
     message: (ws, message, isBinary) => {
       try {
-        ws.getUserData().session?.receive(new Uint8Array(message), isBinary);
+        ws.getUserData().session?.receive(Buffer.from(message), isBinary);
       } catch (err) {
         log.error({ err, where: 'message' }, 'gateway callback failed');
       }
