@@ -62,7 +62,7 @@ export const DEEPGRAM_DEFAULTS = {
   // shortest wait (a finished sentence: 0.4 x the default 500 ms endpointing_ms), so the final, punctuated text
   // the policy reads arrives when it could first end the turn. The commit is evidence, not the turn's end:
   // a commit of "... so" or "... aur" is held open (pipeline/turn/end-of-turn.ts).
-  endpointingMs: 200,
+  endpointingMs: 100,
   utteranceEndMs: 1_000,
   smartFormat: true,
   // The reference asks for KeepAlive every 3-5 s (a socket idle 10 s is closed). Checked at this period, the
