@@ -28,15 +28,18 @@ import {
  * events, its mark and clear messages, and its outbound format and chunking once the stream has started.
  */
 
-/** Every call runs to completion before the next, so one scanner serves all streams. */
+/**
+ * Every call runs to completion before the next, so one scanner serves all streams, and one payload decoder
+ * (its bytes are decoded to samples at once).
+ */
 const mediaScanner = new MediaMessageScanner();
+const payloads = new Base64Decoder();
 export abstract class JsonStreamMedia implements CarrierMedia {
   abstract readonly carrier: CarrierName;
   readonly pacedOutput = false;
   protected inbound: InboundAudio | undefined;
   private outbound: OutboundAudio | undefined;
   private audioPrefix = '';
-  private readonly payloads = new Base64Decoder();
   /** Pad the last chunk before a mark to a whole chunk, for carriers that take only whole chunks (Exotel). */
   protected readonly padBeforeMark: boolean = false;
   /** Media of other tracks than the inbound one is ignored (carriers whose media names no track say false). */
@@ -94,7 +97,7 @@ export abstract class JsonStreamMedia implements CarrierMedia {
     if (track !== undefined && !track.startsWith('inbound')) return { type: 'ignored' };
     const timestamp = asNumber(media.timestamp);
     const chunk = asNumber(media.chunk);
-    return audioEvent(this.inbound, this.payloads.decode(media.payload), timestamp, chunk);
+    return audioEvent(this.inbound, payloads.decode(media.payload), timestamp, chunk);
   }
 
   /** `{"event":"dtmf","dtmf":{"digit":...}}`, or the digit at the top level. */
