@@ -6,7 +6,9 @@
  * ones: a Deepgram-compatible live STT that times its messages from the audio it receives
  * (bench/conversation/scripted-stt.ts), an OpenAI-compatible chat model (first token after 300 ms, then 50
  * tokens/s) and OpenAI-compatible speech (first audio after 100 ms). Each call is judged by what the caller
- * heard (bench/conversation/judge.ts). With `--json`, the last line is the summary as one JSON object.
+ * heard (bench/conversation/judge.ts). Also printed: how many answers the platform started before the turn was
+ * confirmed, used and discarded (its `/metrics`; the warm-up call counts too): the model requests early starts
+ * add. With `--json`, the last line is the summary as one JSON object.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -349,10 +351,37 @@ async function main(): Promise<void> {
         `p95 ${summary.bargein_first_word_p95_ms} ms); backchannel gap max ${summary.backchannel_gap_max_ms} ms ` +
         `(gap before the caller spoke, max ${summary.undisturbed_gap_max_ms} ms)`,
     );
-    if (options.json) log(JSON.stringify(summary));
+    const early = await speculativeReplies(apiUrl);
+    log(
+      `  answers started before the turn was confirmed: ${early.started} started, ${early.used} used, ` +
+        `${early.discarded} discarded (the model requests an early start added: ` +
+        `${early.discarded} over ${cases.length + 1} calls)`,
+    );
+    if (options.json)
+      log(
+        JSON.stringify({
+          ...summary,
+          speculative_started: early.started,
+          speculative_used: early.used,
+          speculative_discarded: early.discarded,
+        }),
+      );
   } finally {
     await cleanups.runAll();
   }
+}
+
+/** The platform's count of answers started before the turn was confirmed, by outcome (its `/metrics`). */
+async function speculativeReplies(
+  apiUrl: string,
+): Promise<{ started: number; used: number; discarded: number }> {
+  const text = await (await fetch(`${apiUrl}/metrics`)).text();
+  const total = (outcome: string) =>
+    text
+      .split('\n')
+      .filter((line) => line.startsWith(`pipeline_speculative_replies_total{outcome="${outcome}"`))
+      .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+  return { started: total('started'), used: total('used'), discarded: total('discarded') };
 }
 
 main().catch((error: unknown) => {

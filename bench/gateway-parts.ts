@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import { mulawDecode, mulawEncode, Resampler } from '../codecs/index.ts';
 import { systemClock } from '../core/clock.ts';
 import { MEDIA_ADAPTERS } from '../gateway/carriers/index.ts';
+import { MediaMessageScanner } from '../gateway/carriers/media-message-scan.ts';
 import { DEFAULT_STREAM_LIMITS } from '../gateway/limits.ts';
 import { MediaSession } from '../gateway/media-session.ts';
 import { GatewayMetrics } from '../gateway/metrics.ts';
@@ -22,7 +23,10 @@ const STREAM_SID = 'MZ00000000000000000000000000bench';
 const WARMUP_US = 200_000;
 
 export interface FrameParts {
-  /** TextDecoder + JSON.parse of the inbound media message. */
+  /**
+   * Reading the inbound media message's JSON as the adapters do: the media-message scanner, or TextDecoder +
+   * JSON.parse for a message it declines.
+   */
   readonly jsonUs: number;
   /** The inbound payload's base64 decode, and the outbound chunk's base64 encode into its message text. */
   readonly base64Us: number;
@@ -125,9 +129,10 @@ async function sessionUsPerMessage(tokens: StreamTokens, media: Buffer): Promise
 export async function measureFrameParts(tokens: StreamTokens): Promise<FrameParts> {
   const media = mediaMessage();
   const decoder = new TextDecoder('utf-8', { fatal: false });
+  const scanner = new MediaMessageScanner();
   let sink: unknown;
   const jsonUs = cpuUsPerCall(() => {
-    sink = JSON.parse(decoder.decode(media));
+    sink = scanner.scan(media) ? scanner.fields : JSON.parse(decoder.decode(media));
   });
   const payload = (JSON.parse(media.toString()) as { media: { payload: string } }).media.payload;
   const decoded = Buffer.alloc(240);

@@ -6,6 +6,7 @@
  */
 import { words } from '../engines/llm/testing/fake-openai-chunks.ts';
 import { SentenceSplitter } from '../engines/tts/sentences.ts';
+import { FIRST_CLAUSE_MIN_CHARS } from '../pipeline/reply.ts';
 
 export const FRAME_MS = 20;
 export const FRAME_SAMPLES = 320;
@@ -56,7 +57,7 @@ export function nominalEngineMs(): {
   const window = FRAME_MS;
   const stt = Math.ceil(ENGINE_LATENCY.sttEndpointingMs / window) * window;
   const tokenMs = 1000 / ENGINE_LATENCY.llmTokensPerSecond;
-  const splitter = new SentenceSplitter();
+  const splitter = new SentenceSplitter({ firstClauseMinChars: FIRST_CLAUSE_MIN_CHARS });
   let delta = 0;
   for (const word of words(AGENT_REPLY)) {
     delta++;

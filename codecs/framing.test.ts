@@ -71,6 +71,19 @@ describe('Framer', () => {
     );
   });
 
+  test('each frame is its own: later pushes and writes to other frames leave it as it was', () => {
+    const framer = new Framer(3);
+    const frames: Int16Array[] = [];
+    for (let i = 0; i < 40; i++) frames.push(...framer.push(Int16Array.of(i, i + 1000)));
+    assert.equal(frames.length, 26);
+    for (const frame of frames) frame.fill(-1, 0, 1);
+    frames.forEach((frame, k) => {
+      const first = 3 * k;
+      const sample = (n: number) => (n % 2 === 0 ? n / 2 : (n - 1) / 2 + 1000);
+      assert.deepEqual([...frame], [-1, sample(first + 1), sample(first + 2)], `frame ${k}`);
+    });
+  });
+
   test('never loses or duplicates a sample, for any frame size and any chunking', () => {
     fc.assert(
       fc.property(

@@ -22,6 +22,13 @@ export function samplesPerFrame(rateHz: number): number {
 }
 
 /**
+ * The frames `Framer.push` returns are cut from blocks of this many, allocated together: allocating and
+ * collecting a typed array's own memory costs several times the copy (about 1.2 µs against 0.15 for a 320-sample
+ * frame), and was most of the framing's cost. A frame kept alone keeps its block (5 KB at 16 kHz) alive.
+ */
+const FRAMES_PER_BLOCK = 8;
+
+/**
  * Cuts a sample stream into frames of exactly `samplesPerFrame` samples. Every returned frame is a fresh array
  * the caller owns; a partial frame waits for the next push.
  */
@@ -29,6 +36,9 @@ export class Framer {
   readonly #size: number;
   readonly #partial: Int16Array;
   #fill = 0;
+  /** Where the next frames `push` returns are copied; a frame's `buffer` is its block's. */
+  #block = new Int16Array(0);
+  #blockUsed = 0;
 
   constructor(samplesPerFrame: number) {
     if (!Number.isInteger(samplesPerFrame) || samplesPerFrame <= 0) {
@@ -43,11 +53,26 @@ export class Framer {
     return this.#fill;
   }
 
-  /** The frames `samples` completes, each a copy the caller owns. */
+  /**
+   * The frames `samples` completes, each a copy the caller owns: a view of its own samples in a block shared
+   * with the framer's next frames (never written again), so its `byteOffset` is not always 0.
+   */
   push(samples: Int16Array): Int16Array[] {
     const frames: Int16Array[] = [];
-    this.lend(samples, (frame) => frames.push(frame.slice()));
+    this.lend(samples, (frame) => frames.push(this.#copy(frame)));
     return frames;
+  }
+
+  #copy(frame: Int16Array): Int16Array {
+    const size = this.#size;
+    if (this.#blockUsed === this.#block.length) {
+      this.#block = new Int16Array(size * FRAMES_PER_BLOCK);
+      this.#blockUsed = 0;
+    }
+    const copy = this.#block.subarray(this.#blockUsed, this.#blockUsed + size);
+    this.#blockUsed += size;
+    copy.set(frame);
+    return copy;
   }
 
   /**
@@ -65,6 +90,11 @@ export class Framer {
       if (this.#fill < size) return;
       this.#fill = 0;
       use(this.#partial);
+    }
+    if (offset === 0 && samples.length === size) {
+      // Exactly one frame, as a carrier edge usually gets: the input itself, without a view of it.
+      use(samples);
+      return;
     }
     while (samples.length - offset >= size) {
       use(samples.subarray(offset, offset + size));

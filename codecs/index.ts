@@ -23,5 +23,7 @@ export {
   pcm16ToBytes,
   pcm16ToFloat,
 } from './pcm16.ts';
+export { samplePeak } from './peak.ts';
+export { PrefixView } from './prefix-view.ts';
 export { type ResampleQuality, Resampler, type ResamplerOptions } from './resample.ts';
 export { readWav, WAV_HEADER_BYTES, type WavAudio, wavHeader, writeWav } from './wav.ts';

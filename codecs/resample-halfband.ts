@@ -1,3 +1,4 @@
+import { PrefixView } from './prefix-view.ts';
 import type { ResampleStage } from './resample-stage.ts';
 import { HALFBAND_WASM_BASE64 } from './wasm/halfband-binary.ts';
 
@@ -6,7 +7,7 @@ import { HALFBAND_WASM_BASE64 } from './wasm/halfband-binary.ts';
  * through one half-band low-pass at the higher rate: centre tap 1/2, the 14 pairs of taps below at odd offsets
  * +-1, +-3, ... +-27, zeros at the other even offsets. Upsampling by 2, every other output is a plain copy of an
  * input sample and the others are the 28-tap odd branch; decimating by 2, an output is half the centre sample
- * plus that same branch over the odd-indexed inputs. The branch, `foldedSums`, serves both directions.
+ * plus that same branch over the odd-indexed inputs. The branch serves both directions.
  *
  * The taps are the equiripple design of resample-halfband-design.ts for a stopband from 0.2875 of the higher
  * rate (1.15 x the lower Nyquist frequency: 4.6 kHz at 8k <-> 16k), rounded to Q15 with an exact DC gain:
@@ -30,27 +31,32 @@ const SPAN = 2 * PAIRS - 1;
 const BLOCK = 1024;
 
 /*
- * The odd branch runs in WebAssembly SIMD (wasm/halfband.wat): four 8-lane 16-bit dot products an output,
- * measured 3.2x faster than the scalar loop it replaced (Math.imul on taps held in locals, four outputs an
- * iteration), which was most of the gateway's per-frame compute. Its input and output are views over the
- * module's one page of memory; streams copy their history in and out, and every call runs to completion before
- * the next, so one instance serves all.
+ * The odd branch and the rounding and saturation of the outputs run in WebAssembly SIMD (wasm/halfband.wat):
+ * four 8-lane 16-bit dot products an output, measured 3.2x faster than the scalar loop it replaced (Math.imul
+ * on taps held in locals, four outputs an iteration), which was most of the gateway's per-frame compute. Its
+ * input and output are views over the module's one page of memory; streams copy their history in and out, and
+ * every call runs to completion before the next, so one instance serves all.
  */
 const KERNEL_INPUT_BYTE = 0;
 const KERNEL_TAPS_BYTE = 2176;
-const KERNEL_SUMS_BYTE = 4096;
+const KERNEL_CENTRE_BYTE = 8192;
+const KERNEL_OUTPUT_BYTE = 10496;
+const KERNEL_RAW_BYTE = 14848;
 /** Loads of the last group of outputs reach this far past the block's input (into zero taps or unused sums). */
 const KERNEL_SLACK = 32;
 
 const kernel = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(HALFBAND_WASM_BASE64, 'base64')))
-  .exports as { memory: WebAssembly.Memory; branchSums(count: number): void };
+  .exports as {
+  memory: WebAssembly.Memory;
+  upsample(count: number): void;
+  decimate(count: number): void;
+  split(from: number, pairs: number): void;
+};
 /**
  * The odd branch's input: `SPAN` samples of the past, then the block's (the decimator's can hold one more
  * sample than it has outputs).
  */
 const branchInput = new Int16Array(kernel.memory.buffer, KERNEL_INPUT_BYTE, SPAN + BLOCK + 1);
-/** The odd branch's output, in units of 2^-15. */
-const branchSums = new Int32Array(kernel.memory.buffer, KERNEL_SUMS_BYTE, BLOCK);
 /** The 14 folded pairs as the kernel's 28 symmetric taps over in[x - 27] .. in[x], zero-padded to 32. */
 const unfoldedTaps = new Int16Array(kernel.memory.buffer, KERNEL_TAPS_BYTE, 32);
 for (let j = 0; j < PAIRS; j++) {
@@ -60,19 +66,8 @@ for (let j = 0; j < PAIRS; j++) {
 if (KERNEL_INPUT_BYTE + 2 * (SPAN + BLOCK + 1 + KERNEL_SLACK) > KERNEL_TAPS_BYTE) {
   throw new Error('half-band kernel: the input overlaps the taps');
 }
-
-/**
- * For t < count (at most BLOCK): branchSums[t] = sum_j taps[j] * (in[x - 13 + j] + in[x - 14 - j]), x = SPAN + t,
- * in = branchInput: the odd branch at the point halfway between in[x - 14] and in[x - 13]. Up to 3 sums past
- * `count` are computed from stale samples and never read.
- */
-function foldedSums(count: number): void {
-  kernel.branchSums(Math.min(count, BLOCK));
-}
-
-function clamp16(value: number): number {
-  return Math.max(-32768, Math.min(32767, value));
-}
+/** The kernel's outputs: 16-bit samples, rounded and saturated. */
+const kernelOutput = new PrefixView(new Int16Array(kernel.memory.buffer, KERNEL_OUTPUT_BYTE, 2 * BLOCK));
 
 /**
  * Upsampling by 2. Input sample i yields outputs 2i (the odd branch over inputs i - 27 .. i) and 2i + 1 (input
@@ -99,12 +94,9 @@ export class HalfBandUpsampler implements ResampleStage {
     const history = this.#history;
     branchInput.set(history, 0);
     branchInput.set(input, SPAN);
-    foldedSums(length);
-    const rounding = 1 << (HALF_BAND_BITS - 2);
-    for (let i = 0, o = outAt; i < length; i++, o += 2) {
-      out[o] = clamp16((branchSums[i]! + rounding) >> (HALF_BAND_BITS - 1));
-      out[o + 1] = branchInput[i + PAIRS]!;
-    }
+    // out[2i]: the odd branch over inputs i - 27 .. i; out[2i + 1]: input i - 13 (branchInput[i + PAIRS]).
+    kernel.upsample(length);
+    out.set(kernelOutput.of(2 * length), outAt);
     // A loop rather than set(subarray()): no view object per call.
     for (let k = 0; k < SPAN; k++) history[k] = branchInput[length + k]!;
   }
@@ -119,7 +111,12 @@ const EVEN_HISTORY = PAIRS;
 /** Past odd-indexed inputs it keeps: output m reaches inputs 2m - 55 .. 2m - 1. */
 const ODD_HISTORY = 2 * PAIRS;
 /** The centre taps' input: `EVEN_HISTORY` past even-indexed samples, then the block's. */
-const centreInput = new Int16Array(EVEN_HISTORY + BLOCK);
+const centreInput = new Int16Array(kernel.memory.buffer, KERNEL_CENTRE_BYTE, EVEN_HISTORY + BLOCK);
+if (KERNEL_CENTRE_BYTE + 2 * (EVEN_HISTORY + BLOCK + 8) > KERNEL_OUTPUT_BYTE) {
+  throw new Error('half-band kernel: the centre input overlaps the output');
+}
+/** The decimator's block as it came, for the kernel to split into even- and odd-indexed samples. */
+const rawInput = new Int16Array(kernel.memory.buffer, KERNEL_RAW_BYTE, 2 * BLOCK + 16);
 
 /**
  * Decimation by 2. The input is split into its even- and odd-indexed samples, so that the odd branch runs over
@@ -161,19 +158,17 @@ export class HalfBandDecimator implements ResampleStage {
     centreInput.set(evens, 0);
     // Even-odd pairs, the block's first sample going alone to the odd ones when the stream so far is odd-length.
     const pairs = Math.min(count, oddCount - firstEven);
-    let at = start;
-    if (firstEven === 1) branchInput[firstOdd] = input[at++]!;
-    for (let i = 0; i < pairs; i++, at += 2) {
-      centreInput[EVEN_HISTORY + i] = input[at]!;
-      branchInput[firstOdd + firstEven + i] = input[at + 1]!;
+    if (firstEven === 1) branchInput[firstOdd] = input[start]!;
+    // The kernel deals the pairs: input[start + firstEven + 2i] to centreInput[EVEN_HISTORY + i], the next
+    // sample to branchInput[firstOdd + firstEven + i] (= SPAN + 1 + i).
+    if (pairs > 0) {
+      rawInput.set(start === 0 && end === input.length ? input : input.subarray(start, end));
+      kernel.split(firstEven, pairs);
     }
-    if (count > pairs) centreInput[EVEN_HISTORY + pairs] = input[at]!;
-    foldedSums(count);
-    const rounding = 1 << (HALF_BAND_BITS - 1);
-    for (let t = 0, o = outAt; t < count; t++, o++) {
-      const centre = centreInput[t]! << (HALF_BAND_BITS - 1);
-      out[o] = clamp16((branchSums[t]! + centre + rounding) >> HALF_BAND_BITS);
-    }
+    if (count > pairs) centreInput[EVEN_HISTORY + pairs] = input[start + firstEven + 2 * pairs]!;
+    // out[t] = half of centreInput[t] plus the odd branch ending with branchInput[SPAN + t].
+    kernel.decimate(count);
+    out.set(kernelOutput.of(count), outAt);
     for (let k = 0; k < EVEN_HISTORY; k++) evens[k] = centreInput[count + k]!;
     const oddEnd = firstOdd + oddCount;
     for (let k = 0; k < ODD_HISTORY; k++) odds[k] = branchInput[oddEnd - ODD_HISTORY + k]!;

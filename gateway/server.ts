@@ -351,8 +351,15 @@ function mediaRoute(
     sendPingsAutomatically: false,
     upgrade: (res, req, context) => streams.upgrade(carrier, res, req, context),
     open: (ws) => guard('open', () => streams.open(ws)),
-    message: (ws, message, isBinary) =>
-      guard('message', () => ws.getUserData().session?.receive(new Uint8Array(message), isBinary)),
+    // Fifty a second per stream: guarded inline, without a closure per message. The message as a Buffer view
+    // (no copy), which the JSON carriers' media-message scanner reads without wrapping it again.
+    message: (ws, message, isBinary) => {
+      try {
+        ws.getUserData().session?.receive(Buffer.from(message), isBinary);
+      } catch (err) {
+        log.error({ err, where: 'message' }, 'gateway callback failed');
+      }
+    },
     drain: (ws) => guard('drain', () => ws.getUserData().session?.drain()),
     close: (ws, code) =>
       guard('close', () => {

@@ -1,3 +1,4 @@
+import { samplePeak } from '../codecs/index.ts';
 import type { BadMessageReason } from './carriers/types.ts';
 
 /**
@@ -174,18 +175,12 @@ export class StreamTelemetry {
 
   /** One canonical inbound frame (after decode): peak and clipping. */
   frame(frame: Int16Array): void {
-    // Peak and clipping only (no RMS, no logarithm): this runs for every frame of every stream.
-    let peak = this.inbound.peak;
-    let clipped = 0;
-    for (let i = 0; i < frame.length; i++) {
-      const s = frame[i]!;
-      const magnitude = s < 0 ? -s : s;
-      if (magnitude > peak) peak = magnitude;
-      if (magnitude >= 32767) clipped++;
-    }
+    // Peak and clipping only (no RMS, no logarithm): this runs for every frame of every stream. Clipped samples
+    // are counted only in a frame that reaches full scale.
+    const peak = samplePeak(frame);
+    if (peak > this.inbound.peak) this.inbound.peak = peak;
+    if (peak >= 32767) this.inbound.clippedSamples += clippedSamples(frame);
     this.inbound.frames++;
-    this.inbound.clippedSamples += clipped;
-    this.inbound.peak = peak;
   }
 
   /** An outbound audio message left for the peer at `nowMs` (monotonic). */
@@ -219,4 +214,14 @@ export class StreamTelemetry {
     this.inbound.gaps++;
     this.inbound.gapMs += Math.round(ms);
   }
+}
+
+/** Samples at full scale (magnitude 32767 or more). */
+function clippedSamples(frame: Int16Array): number {
+  let clipped = 0;
+  for (let i = 0; i < frame.length; i++) {
+    const s = frame[i]!;
+    if (s >= 32767 || s <= -32767) clipped++;
+  }
+  return clipped;
 }

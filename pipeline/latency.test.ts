@@ -21,7 +21,7 @@ function callTime(frames: number): CallTime {
 
 const caller = (over: Partial<CallerTurn>): CallerTurn => ({
   type: 'turn_end',
-  reason: 'stt_commit',
+  reason: 'sentence_end',
   atMs: 1160,
   endpointMs: 0,
   requiredMs: 500,

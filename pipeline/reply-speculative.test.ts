@@ -64,13 +64,13 @@ describe('a reply started before the turn is confirmed', () => {
     const r = speculativeReply(new Promise((resolve) => (confirm = resolve)));
     await settle();
     assert.deepEqual(r.llm.requests[0]?.at(-1), { role: 'user', content: 'I am done, thanks' });
-    assert.deepEqual(r.speaker.said, ['Sure, I can help.']);
+    assert.deepEqual(r.speaker.said, ['Sure,']);
     // The function call (ending the call) waits; nothing joined the conversation.
     assert.deepEqual(r.actions, []);
     assert.equal(r.history.length, 1);
     confirm(true);
     const result = await r.reply;
-    assert.deepEqual(r.speaker.said, ['Sure, I can help.', 'Goodbye then.', 'Goodbye!']);
+    assert.deepEqual(r.speaker.said, ['Sure,', 'I can help.', 'Goodbye then.', 'Goodbye!']);
     assert.deepEqual(r.actions, ['end_call']);
     assert.ok(result.endCall);
     assert.equal(r.history.at(-2)?.role, 'assistant');
@@ -89,6 +89,6 @@ describe('a reply started before the turn is confirmed', () => {
     assert.equal(result.endCall, undefined);
     assert.deepEqual(r.actions, []);
     assert.deepEqual(r.history, [{ role: 'assistant', content: 'Hello.' }]);
-    assert.deepEqual(r.speaker.said, ['Sure, I can help.']);
+    assert.deepEqual(r.speaker.said, ['Sure,']);
   });
 });

@@ -25,6 +25,14 @@ export interface ReplyAudioSink {
  */
 export const MAX_FUNCTION_ROUNDS = 4;
 
+/**
+ * The first chunk of a reply goes to speech at its first comma, however short ("Sure,", "Okay,", "Haan,"): the
+ * caller hears the agent one clause of the model's writing sooner (at 50 tokens/s, "Sure, I can check that for
+ * you." is 160 ms more). A model that writes slower than the speech plays leaves at worst a comma's pause after
+ * that first word. Later chunks keep the splitter's longer clauses, for their prosody.
+ */
+export const FIRST_CLAUSE_MIN_CHARS = 3;
+
 export interface ReplyTimings {
   requestAtWallMs: number;
   firstTokenAtWallMs?: number;
@@ -168,7 +176,7 @@ export async function generateReply(ctx: ReplyContext): Promise<ReplyResult> {
 
   for (let round = 0; round < MAX_FUNCTION_ROUNDS && !signal.aborted && !endCall; round++) {
     const turn = ctx.dialog.turnContext();
-    const splitter = new SentenceSplitter();
+    const splitter = new SentenceSplitter({ firstClauseMinChars: FIRST_CLAUSE_MIN_CHARS });
     const calls: ToolCall[] = [];
     let text = '';
     try {

@@ -12,6 +12,7 @@ import { OpenAiChatModel } from '../engines/llm/providers/openai.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
 import { FakeOpenAiServer } from '../engines/llm/testing/fake-openai-server.ts';
 import { DeepgramTranscriber } from '../engines/stt/providers/deepgram.ts';
+import { FAKE_ENDPOINTING_MS } from '../engines/stt/testing/fake-deepgram-recognizer.ts';
 import { FakeDeepgramServer } from '../engines/stt/testing/fake-deepgram-server.ts';
 import type { VadStream, VoiceActivityDetector } from '../engines/vad/types.ts';
 import { CUT_OFF_MARK } from './heard-context.ts';
@@ -315,7 +316,7 @@ describe('barge-in on a streaming STT ahead of the VAD', () => {
         agent: testAgent({ first_message: opening }),
         engines: {
           llm: new ScriptedDialogModel(),
-          stt: new DeepgramTranscriber({ baseUrl: stt.baseUrl }),
+          stt: new DeepgramTranscriber({ baseUrl: stt.baseUrl, endpointingMs: FAKE_ENDPOINTING_MS }),
           vad: new LaggingVad(engines.vad, lagMs / 20),
           speaker: engines.tts,
         },

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { testAgent } from '../core/agents/testing/agents.ts';
 import { ScriptedDialogModel } from '../engines/llm/providers/scripted.ts';
 import { DeepgramTranscriber } from '../engines/stt/providers/deepgram.ts';
+import { FAKE_ENDPOINTING_MS } from '../engines/stt/testing/fake-deepgram-recognizer.ts';
 import { FakeDeepgramServer } from '../engines/stt/testing/fake-deepgram-server.ts';
 import { silence, speech } from './testing/caller-audio.ts';
 import { type LocalEngines, localEngines } from './testing/local-engines.ts';
@@ -30,7 +31,7 @@ async function callWith(transcripts: string[]) {
     agent: testAgent({ first_message: 'Hello Ravi.' }),
     engines: {
       llm: new ScriptedDialogModel(),
-      stt: new DeepgramTranscriber({ baseUrl: server.baseUrl }),
+      stt: new DeepgramTranscriber({ baseUrl: server.baseUrl, endpointingMs: FAKE_ENDPOINTING_MS }),
       vad: engines.vad,
       speaker: engines.tts,
     },

@@ -5,9 +5,11 @@
  * - `SpeechStarted` at the first loud window (`vad_events`);
  * - interim `Results` as words become known: the i-th of n words once the utterance has run i/n of its
  *   scripted voiced length plus `WORD_LAG_MS`, at most one every `INTERIM_EVERY_MS`;
- * - the final `Results` (`is_final`, `speech_final`) after the client's `endpointing` ms of silence, with the
- *   whole scripted text (punctuated, as `smart_format` gives it); an utterance with no words (noise) gets an
- *   empty final, as Deepgram answers noise;
+ * - the final `Results` (`is_final`, `speech_final`) after the client's `endpointing` ms of silence: with the
+ *   rest of the scripted text (punctuated, as `smart_format` gives it) when the utterance is over, or, when the
+ *   silence is a pause inside it (more than `REST_MS` of its voice still to come), the words heard so far, the
+ *   rest following in the next stretch's results, as a real STT commits at a pause; an utterance with no words
+ *   (noise) gets an empty final, as Deepgram answers noise;
  * - `UtteranceEnd` after `utterance_end_ms` of silence past the last word.
  * Each stretch of voice takes the next scripted utterance; stretches beyond the script have no words.
  */
@@ -26,6 +28,8 @@ const VOICE_LEVEL = 300;
 export const WORD_LAG_MS = 150;
 /** Interim results at most this often. */
 export const INTERIM_EVERY_MS = 100;
+/** A commit with more of the utterance's voice than this still to come is a pause inside it. */
+const REST_MS = 300;
 
 type Message = Record<string, unknown>;
 
@@ -40,7 +44,11 @@ interface Open {
   startMs: number;
   lastVoiceMs: number;
   wordsSent: number;
+  /** Words already given in finals (commits at pauses inside the utterance). */
+  wordsFinal: number;
   lastInterimMs: number;
+  /** The STT committed at a pause inside the utterance; its voice has not come back yet. */
+  paused: boolean;
 }
 
 export class ScriptedRecognizer implements FakeDeepgramRecognizer {
@@ -105,15 +113,25 @@ export class ScriptedRecognizer implements FakeDeepgramRecognizer {
         startMs,
         lastVoiceMs: nowMs,
         wordsSent: 0,
+        wordsFinal: 0,
         lastInterimMs: Number.NEGATIVE_INFINITY,
+        paused: false,
       };
       this.#open = open;
       this.#awaitingUtteranceEndMs = null;
       out.push(speechStartedMessage(startMs / 1000));
-    } else if (loud && open) open.lastVoiceMs = nowMs;
+    } else if (loud && open) {
+      if (open.paused) {
+        // The same utterance goes on after a pause the STT committed.
+        open.paused = false;
+        this.#awaitingUtteranceEndMs = null;
+        out.push(speechStartedMessage(startMs / 1000));
+      }
+      open.lastVoiceMs = nowMs;
+    }
     if (open) {
-      this.#interim(open, nowMs, out);
-      if (!loud && nowMs - open.lastVoiceMs >= this.#endpointingMs) this.#finish(out, true, false);
+      if (!open.paused) this.#interim(open, nowMs, out);
+      if (!loud && !open.paused && nowMs - open.lastVoiceMs >= this.#endpointingMs) this.#commit(open, out);
     }
     const lastWordEnd = this.#awaitingUtteranceEndMs;
     if (lastWordEnd !== null && nowMs - lastWordEnd >= this.#utteranceEndMs) {
@@ -130,12 +148,40 @@ export class ScriptedRecognizer implements FakeDeepgramRecognizer {
       words.length,
       Math.floor((heardMs / Math.max(1, open.script.voicedMs)) * words.length),
     );
-    if (known <= open.wordsSent) return;
+    if (known <= open.wordsSent || known <= open.wordsFinal) return;
     open.wordsSent = known;
     open.lastInterimMs = nowMs;
-    const transcript = words.slice(0, known).join(' ');
+    const transcript = words.slice(open.wordsFinal, known).join(' ');
     out.push(
       resultsMessage({ transcript, start: open.startMs / 1000, duration: (nowMs - open.startMs) / 1000 }),
+    );
+  }
+
+  /** `speech_final` after the endpointing silence: the utterance's end, or a pause inside it. */
+  #commit(open: Open, out: Message[]): void {
+    const words = open.script.text.split(/\s+/).filter(Boolean);
+    const heardMs = open.lastVoiceMs - open.startMs;
+    if (open.script.voicedMs - heardMs <= REST_MS || words.length === 0) {
+      this.#finish(out, true, false);
+      return;
+    }
+    const known = Math.min(
+      words.length - 1,
+      Math.floor((heardMs / Math.max(1, open.script.voicedMs)) * words.length),
+    );
+    const transcript = words.slice(open.wordsFinal, known).join(' ');
+    open.wordsFinal = Math.max(open.wordsFinal, known);
+    open.wordsSent = open.wordsFinal;
+    open.paused = true;
+    if (transcript) this.#awaitingUtteranceEndMs = open.lastVoiceMs;
+    out.push(
+      resultsMessage({
+        transcript,
+        isFinal: true,
+        speechFinal: true,
+        start: open.startMs / 1000,
+        duration: heardMs / 1000,
+      }),
     );
   }
 
@@ -143,7 +189,7 @@ export class ScriptedRecognizer implements FakeDeepgramRecognizer {
     const open = this.#open;
     if (!open) return;
     this.#open = null;
-    const transcript = open.script.text;
+    const transcript = open.script.text.split(/\s+/).filter(Boolean).slice(open.wordsFinal).join(' ');
     if (transcript) this.#awaitingUtteranceEndMs = open.lastVoiceMs;
     out.push(
       resultsMessage({

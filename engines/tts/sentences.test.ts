@@ -95,6 +95,20 @@ describe('SentenceSplitter examples', () => {
     );
   });
 
+  test('a comma right after a word ends the clause without waiting for the next delta', () => {
+    const splitter = new SentenceSplitter({ firstClauseMinChars: 3 });
+    assert.deepEqual(splitter.push('Sure,'), ['Sure,']);
+    assert.deepEqual(splitter.push(' I can'), []);
+    assert.deepEqual(splitter.flush(), ['I can']);
+    const hindi = new SentenceSplitter({ firstClauseMinChars: 3 });
+    assert.deepEqual(hindi.push('हाँ,'), ['हाँ,'], 'a vowel sign ends a word too');
+    // After a digit, the comma may be a number's: it waits for the next character.
+    const number = new SentenceSplitter({ firstClauseMinChars: 3 });
+    assert.deepEqual(number.push('Rs 1,'), []);
+    assert.deepEqual(number.push('25,000 only'), []);
+    assert.deepEqual(number.flush(), ['Rs 1,25,000 only']);
+  });
+
   test('text without boundaries is cut at the last space before maxChars', () => {
     const chunks = splitSentences('aaaa bbbb cccc dddd eeee', { maxChars: 12 });
     assert.deepEqual(chunks, ['aaaa bbbb', 'cccc dddd', 'eeee']);

@@ -6,7 +6,8 @@
  * newline. A `.` does not end a chunk in a decimal or a URL (no whitespace follows), after an abbreviation
  * (`Dr.`, `Mr.`, `Rs.`, `डॉ.`), after an initial (`A. P. J.`), after a dotted word (`e.g.`, `U.S.`) or after a list
  * number that starts the chunk (`1. Buy milk`). Closing quotes and brackets stay with their sentence. A long
- * clause is cut at `,` `;` `:` once it reaches `clauseMinChars` (a smaller figure for the first chunk, so the first
+ * clause is cut at `,` `;` `:` (right after a word; after a digit only before a space) once it reaches
+ * `clauseMinChars` (a smaller figure for the first chunk, so the first
  * audio is not held back by a long opening sentence), and text with no boundary at all is cut at the last space
  * before `maxChars`.
  *
@@ -52,6 +53,8 @@ const ABBREVIATIONS = new Set([
 const NUMBER_ABBREVIATIONS = new Set(['no', 'nos']);
 
 const WHITESPACE = /\s/;
+/** The last character of a word: a letter, or a combining mark (Devanagari and Gujarati vowel signs). */
+const WORD_END = /[\p{L}\p{M}]/u;
 const DIGITS = /^\d+$/;
 const DIGIT = /\d/;
 /** A single capital letter (an initial), except the pronoun `I`. */
@@ -144,6 +147,9 @@ export class SentenceSplitter {
     if (CLAUSE_ENDS.has(char)) {
       const min = this.#emitted === 0 ? this.#options.firstClauseMinChars : this.#options.clauseMinChars;
       if (min <= 0 || i + 1 - this.#start < min) return undefined;
+      // After a word, the mark ends the clause whatever follows, so "Sure," goes to speech without waiting for
+      // the model's next delta; after a digit it may be inside a number ("1,25,000"), which only a space rules out.
+      if (i > this.#start && WORD_END.test(text[i - 1]!)) return i + 1;
       if (i + 1 === text.length) return final ? i + 1 : 'wait';
       return isSpace(text[i + 1]) ? i + 1 : undefined;
     }

@@ -5,6 +5,7 @@ import {
   Framer,
   mulawDecode,
   mulawEncode,
+  PrefixView,
   pcm16FromBytes,
   pcm16ToBytes,
   Resampler,
@@ -39,18 +40,45 @@ export function audioMs(samples: number, rate: number): number {
 }
 
 /**
- * A resampler writing into one buffer reused across calls: the framers copy what they keep, so the hot path
- * (one call per 20 ms frame per stream) allocates nothing for the resampled audio.
+ * Scratch audio shared by every stream: what is written into it is copied or encoded before the call that wrote
+ * it returns, and calls never interleave, so one buffer per purpose serves the whole process. Under load a
+ * stream's frame then works in memory that is already in cache, not in buffers of its own that went cold since
+ * its previous frame 20 ms ago.
+ */
+class SharedSamples {
+  private scratch = new PrefixView(new Int16Array(0));
+
+  /** Room for at least `length` samples (the whole buffer: contents of no use after the caller returns). */
+  room(length: number): Int16Array {
+    const { buffer } = this.scratch;
+    if (buffer.length < length)
+      this.scratch = new PrefixView(new Int16Array(Math.max(length, 2 * buffer.length)));
+    return this.scratch.buffer;
+  }
+
+  /** The first `length` samples of the buffer. */
+  of(length: number): Int16Array {
+    return this.scratch.of(length);
+  }
+}
+
+/** G.711 decodes here; the resampler or the framer copies what it keeps. */
+const decodedScratch = new SharedSamples();
+/** The edges' resamplers write here; the framers copy what they keep, or it is encoded at once. */
+const resampledScratch = new SharedSamples();
+/** Outbound chunks are encoded here on the way to their base64 text. */
+let encodedScratch = Buffer.alloc(0);
+
+/**
+ * A resampler writing into the shared scratch buffer: the framers copy what they keep, so the hot path (one call
+ * per 20 ms frame per stream) allocates nothing for the resampled audio.
  */
 class ReusingResampler {
-  private buffer = new Int16Array(0);
-
   constructor(private readonly resampler: Resampler) {}
 
   process(input: Int16Array): Int16Array {
-    const needed = this.resampler.outputLength(input.length);
-    if (this.buffer.length < needed) this.buffer = new Int16Array(Math.max(needed, 2 * this.buffer.length));
-    return this.buffer.subarray(0, this.resampler.processInto(input, this.buffer));
+    const room = resampledScratch.room(this.resampler.outputLength(input.length));
+    return resampledScratch.of(this.resampler.processInto(input, room));
   }
 
   flush(): Int16Array {
@@ -67,8 +95,6 @@ class ReusingResampler {
 export class InboundAudio {
   private readonly resampler: ReusingResampler | undefined;
   private readonly framer = new Framer(CANONICAL_FRAME_SAMPLES);
-  /** G.711 decodes into this (reused: the resampler and the framer copy what they keep). */
-  private decoded = new Int16Array(0);
 
   constructor(readonly format: MediaFormat) {
     this.resampler =
@@ -98,9 +124,8 @@ export class InboundAudio {
   }
 
   private decodeBuffer(samples: number): Int16Array {
-    if (this.decoded.length < samples)
-      this.decoded = new Int16Array(Math.max(samples, 2 * this.decoded.length));
-    return this.decoded.subarray(0, samples);
+    decodedScratch.room(samples);
+    return decodedScratch.of(samples);
   }
 
   /** Samples at the carrier's rate (already decoded, e.g. from Opus). */
@@ -196,8 +221,6 @@ export class OutboundAudio {
   private readonly framer: Framer;
   /** Audio went into the resampler since its last flush or reset (its tail is worth flushing). */
   private resamplerHolds = false;
-  /** Where `base64Messages` encodes each chunk: reused, as the base64 text is made at once. */
-  private readonly encoded: Buffer;
   private readonly wholeChunkMs: number;
 
   constructor(
@@ -210,7 +233,6 @@ export class OutboundAudio {
         ? undefined
         : new ReusingResampler(new Resampler(CANONICAL_RATE, format.sampleRate));
     this.framer = new Framer(samplesPerChunk);
-    this.encoded = Buffer.allocUnsafe(samplesPerChunk * bytesPerSample(format.encoding));
     this.wholeChunkMs = audioMs(samplesPerChunk, format.sampleRate);
   }
 
@@ -221,12 +243,15 @@ export class OutboundAudio {
   base64Messages(pcm16k: Int16Array, prefix: string, suffix: string): WireMessage[] {
     const into = this.encoder.into;
     if (!into) return base64AudioMessages(this, this.push(pcm16k), prefix, suffix);
+    const chunkBytes = this.samplesPerChunk * bytesPerSample(this.format.encoding);
+    if (encodedScratch.length < chunkBytes) encodedScratch = Buffer.allocUnsafe(chunkBytes);
+    const encoded = encodedScratch;
     const out: WireMessage[] = [];
     const chunkMs = this.wholeChunkMs;
     this.framer.lend(this.resampled(pcm16k), (chunk) => {
-      const bytes = into(chunk, this.encoded);
+      const bytes = into(chunk, encoded);
       out.push({
-        data: prefix + this.encoded.toString('base64', 0, bytes) + suffix,
+        data: prefix + encoded.toString('base64', 0, bytes) + suffix,
         binary: false,
         audioMs: chunkMs,
       });

@@ -1,4 +1,5 @@
 import { audioEvent, base64AudioMessages, encoderFor, InboundAudio, OutboundAudio } from './audio-edges.ts';
+import { MediaMessageScanner, type ScannedMedia } from './media-message-scan.ts';
 import type {
   CarrierEvent,
   CarrierEventSink,
@@ -22,22 +23,35 @@ import {
  * What Twilio, Exotel and Plivo media streams share: JSON text messages only, base64 audio inside a `media`
  * object, DTMF in a `dtmf` object or at the top level, and outbound audio as one JSON message per chunk with
  * the payload between a fixed prefix and suffix (built once per stream, so each chunk costs a base64 encode
- * and a concatenation, not a JSON.stringify). Each carrier supplies how its messages map to events, its mark
- * and clear messages, and its outbound format and chunking once the stream has started.
+ * and a concatenation, not a JSON.stringify). Media messages of the usual shape are read from the bytes
+ * (media-message-scan.ts), everything else through JSON.parse. Each carrier supplies how its messages map to
+ * events, its mark and clear messages, and its outbound format and chunking once the stream has started.
  */
+
+/**
+ * Every call runs to completion before the next, so one scanner serves all streams, and one payload decoder
+ * (its bytes are decoded to samples at once).
+ */
+const mediaScanner = new MediaMessageScanner();
+const payloads = new Base64Decoder();
 export abstract class JsonStreamMedia implements CarrierMedia {
   abstract readonly carrier: CarrierName;
   readonly pacedOutput = false;
   protected inbound: InboundAudio | undefined;
   private outbound: OutboundAudio | undefined;
   private audioPrefix = '';
-  private readonly payloads = new Base64Decoder();
   /** Pad the last chunk before a mark to a whole chunk, for carriers that take only whole chunks (Exotel). */
   protected readonly padBeforeMark: boolean = false;
+  /** Media of other tracks than the inbound one is ignored (carriers whose media names no track say false). */
+  protected readonly mediaTracks: boolean = true;
 
   parse(data: Uint8Array, isBinary: boolean, emit: CarrierEventSink): void {
     if (isBinary) {
       emit({ type: 'bad', reason: 'unexpected_binary' });
+      return;
+    }
+    if (mediaScanner.scan(data)) {
+      emit(this.mediaFields(mediaScanner.fields));
       return;
     }
     const msg = parseJsonObject(data);
@@ -65,15 +79,25 @@ export abstract class JsonStreamMedia implements CarrierMedia {
     this.audioPrefix = audioMessagePrefix;
   }
 
-  /** `{"event":"media","media":{"payload":...}}`; with `tracks`, other tracks than the inbound one are ignored. */
-  protected mediaAudio(msg: JsonObject, tracks = true): CarrierEvent {
-    if (!this.inbound) return { type: 'bad', reason: 'media_before_start' };
+  /** `{"event":"media","media":{"payload":...}}`. */
+  protected mediaAudio(msg: JsonObject): CarrierEvent {
     const media = asObject(msg.media);
-    const track = tracks ? asString(field(media, 'track')) : undefined;
+    return this.mediaFields({
+      track: field(media, 'track'),
+      timestamp: field(media, 'timestamp'),
+      chunk: field(media, 'chunk'),
+      payload: field(media, 'payload'),
+    });
+  }
+
+  /** A media message's fields, however they were read. */
+  private mediaFields(media: { [K in keyof ScannedMedia]: unknown }): CarrierEvent {
+    if (!this.inbound) return { type: 'bad', reason: 'media_before_start' };
+    const track = this.mediaTracks ? asString(media.track) : undefined;
     if (track !== undefined && !track.startsWith('inbound')) return { type: 'ignored' };
-    const timestamp = asNumber(field(media, 'timestamp'));
-    const chunk = asNumber(field(media, 'chunk'));
-    return audioEvent(this.inbound, this.payloads.decode(field(media, 'payload')), timestamp, chunk);
+    const timestamp = asNumber(media.timestamp);
+    const chunk = asNumber(media.chunk);
+    return audioEvent(this.inbound, payloads.decode(media.payload), timestamp, chunk);
   }
 
   /** `{"event":"dtmf","dtmf":{"digit":...}}`, or the digit at the top level. */

@@ -1,3 +1,4 @@
+import { PrefixView } from '../../codecs/index.ts';
 import type { AudioEncoding, WireMessage } from './types.ts';
 
 /**
@@ -88,13 +89,15 @@ export function parseJsonObject(data: Uint8Array): JsonObject | undefined {
  * the next decode, which suits the inbound audio path, where they are decoded to samples at once.
  */
 export class Base64Decoder {
-  private buffer = Buffer.alloc(0);
+  private decoded = new PrefixView(Buffer.alloc(0));
 
   decode(value: unknown): Uint8Array | undefined {
     if (typeof value !== 'string') return undefined;
     const most = Math.ceil(value.length / 4) * 3;
-    if (this.buffer.length < most) this.buffer = Buffer.allocUnsafe(Math.max(most, 2 * this.buffer.length));
-    return this.buffer.subarray(0, this.buffer.write(value, 0, 'base64'));
+    const { buffer } = this.decoded;
+    if (buffer.length < most)
+      this.decoded = new PrefixView(Buffer.allocUnsafe(Math.max(most, 2 * buffer.length)));
+    return this.decoded.of(this.decoded.buffer.write(value, 0, 'base64'));
   }
 }
 

@@ -74,4 +74,11 @@ describe('turn-end policy', () => {
   test('a finished sentence ends sooner than endpointing_ms, whatever it is set to', () => {
     for (const ms of [200, 500, 800]) assert.ok(requiredSilence('Thank you.', ms).ms < ms);
   });
+
+  test("an STT's commit makes words with no cue finished, and holds open words that call for more", () => {
+    assert.equal(requiredSilence('yes please', 500).wait, 'normal');
+    assert.equal(requiredSilence('yes please', 500, true).wait, 'finished');
+    assert.equal(requiredSilence('a table for two so', 500, true).wait, 'hold');
+    assert.equal(requiredSilence('mujhe table chahiye aur', 500, true).wait, 'hold');
+  });
 });

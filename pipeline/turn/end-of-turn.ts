@@ -24,7 +24,8 @@ import {
  *   0.85;
  * - a closing phrase ("thank you", "that's all", "dhanyavaad", "aavjo"): 0.95.
  * Below `HOLD_BELOW` the turn waits `holdMs` (longer); from `FINISHED_FROM` up, `SENTENCE_END_FACTOR` of
- * `endpointing_ms` (shorter); in between, `endpointing_ms` as the agent set it.
+ * `endpointing_ms` (shorter); in between, `endpointing_ms` as the agent set it, or the shorter wait when a
+ * streaming STT committed the words (the STT's own evidence that the caller stopped).
  */
 
 /** Fraction of `endpointing_ms` to wait when the text is finished: the caller has most likely done. */
@@ -96,11 +97,15 @@ export function holdMs(endpointingMs: number): number {
   return Math.max(CONTINUATION_MIN_MS, endpointingMs * CONTINUATION_FACTOR);
 }
 
-/** The silence after speech that ends a turn whose text is `text`. */
-export function requiredSilence(text: string, endpointingMs: number): RequiredSilence {
+/**
+ * The silence after speech that ends a turn whose text is `text`. `sttCommitted`: a streaming STT committed these
+ * words (it heard the caller stop after them, e.g. Deepgram's `speech_final`): words with no cue either way then
+ * count as finished. Words that call for more are held open all the same.
+ */
+export function requiredSilence(text: string, endpointingMs: number, sttCommitted = false): RequiredSilence {
   const estimate = estimateEndOfTurn(text);
   if (estimate.score < HOLD_BELOW) return { ms: holdMs(endpointingMs), wait: 'hold', estimate };
-  if (estimate.score >= FINISHED_FROM) {
+  if (estimate.score >= FINISHED_FROM || sttCommitted) {
     return { ms: endpointingMs * SENTENCE_END_FACTOR, wait: 'finished', estimate };
   }
   return { ms: endpointingMs, wait: 'normal', estimate };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Endpointer, holdMs, SENTENCE_END_FACTOR, type TurnEnd } from './endpointing.ts';
 import { playEndpointer } from './testing/play.ts';
-import { final, partial, type Step, speechEnd, speechStart, tick } from './testing/script.ts';
+import { final, partial, type Step, speechEnd, speechStart, tick, voicedWindows } from './testing/script.ts';
 
 const brief = (events: TurnEnd[]): string[] => events.map((e) => `${e.reason}:${e.endpointMs}@${e.atMs}`);
 
@@ -91,9 +91,19 @@ const cases: Case[] = [
     expect: ['silence:500@4500'],
   },
   {
-    name: 'STT commit ends the turn at once, during the silence',
+    name: 'an STT commit is evidence, not a verdict: words with no cue wait the shorter silence, from the speech end',
     steps: [speechStart(0), speechEnd(2000), final(2150, 'yes please', true), ...frames(2160, 3000)],
-    expect: ['stt_commit:150@2150'],
+    expect: ['sentence_end:200@2200'],
+  },
+  {
+    name: 'the same words in a final that is no commit wait endpointing_ms',
+    steps: [speechStart(0), speechEnd(2000), final(2150, 'yes please'), ...frames(2160, 3000)],
+    expect: ['silence:500@2500'],
+  },
+  {
+    name: 'an STT commit of a finished sentence: the shorter silence, counted from the speech end',
+    steps: [speechStart(0), speechEnd(2000), final(2150, 'Yes, please.', true), ...frames(2160, 3000)],
+    expect: ['sentence_end:200@2200'],
   },
   {
     name: 'STT commit of a text ending in "so" does not end the turn; the caller going on continues it',
@@ -109,7 +119,7 @@ const cases: Case[] = [
       final(4300, 'around eight tonight.', true),
       ...frames(4300, 6000),
     ],
-    expect: ['stt_commit:300@4300'],
+    expect: ['sentence_end:300@4300'],
   },
   {
     name: 'STT commit of "aur", an incomplete clause, a filler: the longer silence, counted from the speech end',
@@ -146,20 +156,54 @@ const cases: Case[] = [
     expect: ['continuation:1300@2300'],
   },
   {
-    name: 'STT commit while the VAD still hears speech: endpoint 0',
+    name: 'STT commit while the VAD still hears speech: the VAD says where the silence began',
     steps: [
       speechStart(0),
       final(1500, 'yes please', true),
       ...frames(1500, 1800),
+      ...voicedWindows(1500, 1800),
       speechEnd(1800),
       ...frames(1900, 3000),
     ],
-    expect: ['stt_commit:0@1500'],
+    expect: ['silence:500@2300'],
+  },
+  {
+    name: 'STT commit the VAD never confirms: counted from the commit',
+    steps: [speechStart(0), final(1500, 'Yes, please.', true), ...frames(1500, 2000)],
+    expect: ['sentence_end:200@1700'],
+  },
+  {
+    name: 'new words after a commit the VAD never confirmed: the caller went on',
+    steps: [
+      speechStart(0),
+      final(1500, 'I want', true),
+      ...frames(1500, 1700),
+      ...voicedWindows(1600, 1700),
+      partial(1700, 'to book a table'),
+      ...frames(1700, 2400),
+      speechEnd(2400),
+      final(2450, 'to book a table.', true),
+      ...frames(2450, 3000),
+    ],
+    expect: ['sentence_end:210@2610'],
+  },
+  {
+    name: 'voice after a commit the VAD never confirmed: the caller went on, the VAD ends the turn',
+    steps: [
+      speechStart(0),
+      final(1500, 'Yes.', true),
+      ...frames(1500, 1600),
+      ...voicedWindows(1600, 1700),
+      ...frames(1600, 2400),
+      speechEnd(2400),
+      ...frames(2400, 3000),
+    ],
+    expect: ['sentence_end:200@2600'],
   },
   {
     name: 'STT commit of speech the VAD missed (quiet caller) still ends the turn',
-    steps: [final(1500, 'haan', true)],
-    expect: ['stt_commit:0@1500'],
+    steps: [final(1500, 'haan', true), ...frames(1500, 2500)],
+    expect: ['sentence_end:200@1700'],
   },
   {
     name: 'no speech: neither time nor an empty commit ends a turn',

@@ -11,10 +11,11 @@ import { requiredSilence, type TurnWait } from './end-of-turn.ts';
  * (bounded) after "and", "aur", "umm" or an incomplete clause.
  *
  * An STT commit (a `final` with `endOfTurn`: Deepgram `speech_final`, or its `UtteranceEnd` fallback) is
- * evidence that the caller stopped, not a verdict: it ends the turn at once unless the text calls for more;
- * then the turn waits the policy's longer silence, counted from the VAD's end of speech (from the commit when
- * the VAD heard no speech, or, while the VAD still hears speech, its next speech end). Speech that resumes
- * during the silence cancels it. No turn ends before the caller has said anything (VAD speech, or a
+ * evidence that the caller stopped, not a verdict: the turn still waits the silence the policy asks of its text,
+ * counted from the VAD's end of speech, or from the commit when the VAD has not heard the speech end (it lags the
+ * STT by a window or two, and misses quiet speech) until a VAD speech end says where the silence began. The commit brings the final, punctuated words early, so an answer can be
+ * started on them while the silence runs (speculative-reply.ts). Speech that resumes during the silence cancels
+ * it. No turn ends before the caller has said anything (VAD speech, or a
  * transcript with words).
  *
  * A pure state machine: time is ms of audio, given with every input; `tick` lets time pass. After a turn ends,
@@ -32,18 +33,16 @@ export type EndpointReason =
    * Longer silence: the transcript ended with a conjunction, filler or incomplete clause (or trailed off), and
    * the caller still did not go on.
    */
-  | 'continuation'
-  /** The STT committed (it heard the speaker stop) and the text did not call for more. */
-  | 'stt_commit';
+  | 'continuation';
 
 export interface TurnEnd {
   type: 'turn_end';
   reason: EndpointReason;
   /** When the decision was made, ms of audio. */
   atMs: number;
-  /** Silence waited after the caller's last speech, ms (0 when the STT committed while the VAD still heard speech). */
+  /** Silence waited after the caller's last speech (or the STT's commit, where the VAD had not heard it end), ms. */
   endpointMs: number;
-  /** Silence the rule asked for, ms (for logs; for `stt_commit`, what the silence rule would have asked). */
+  /** Silence the rule asked for, ms. */
   requiredMs: number;
   /** The turn's transcript as known when it ended (finals, then the latest partial). */
   transcript: string;
@@ -74,8 +73,11 @@ type Phase =
   /** No speech yet in this turn (or the last turn has just ended). */
   | { kind: 'waiting' }
   | { kind: 'speaking' }
-  /** Speech ended at `silenceStartMs`; the turn ends when the silence is long enough. */
-  | { kind: 'silence'; silenceStartMs: number };
+  /**
+   * Speech ended at `silenceStartMs`; the turn ends when the silence is long enough. `byCommit`: the STT's commit
+   * started it, the VAD has not confirmed it.
+   */
+  | { kind: 'silence'; silenceStartMs: number; byCommit: boolean };
 
 export class Endpointer {
   readonly endpointingMs: number;
@@ -84,8 +86,10 @@ export class Endpointer {
   #partial = '';
   /** A turn ended and no speech came since: transcripts are the ended turn's. */
   #closed = false;
+  /** The STT committed the turn's words so far (nothing new came after its commit). */
+  #committed = false;
   #nowMs = 0;
-  #requiredFor: { text: string; required: Required } | null = null;
+  #requiredFor: { text: string; committed: boolean; required: Required } | null = null;
 
   constructor(options: EndpointerOptions) {
     if (!(options.endpointingMs >= 0)) throw new RangeError('endpointingMs must be >= 0');
@@ -107,12 +111,30 @@ export class Endpointer {
     this.#advance(event.decidedAtMs);
     if (event.type === 'speech_start') {
       if (this.#closed) this.#startTurn();
+      this.#committed = false;
       this.#phase = { kind: 'speaking' };
       return null;
     }
+    if (this.#phase.kind === 'silence') {
+      // A commit started the count before the VAD could tell where the silence began: the VAD's account wins.
+      this.#phase = { kind: 'silence', silenceStartMs: event.atMs, byCommit: false };
+      return this.#checkSilence();
+    }
     if (this.#phase.kind !== 'speaking') return null;
-    this.#phase = { kind: 'silence', silenceStartMs: event.atMs };
+    this.#phase = { kind: 'silence', silenceStartMs: event.atMs, byCommit: false };
     return this.#checkSilence();
+  }
+
+  /**
+   * The VAD heard voice in a window while it is in speech: a silence that only the STT's commit started is over
+   * (the caller went on; the VAD's speech end will start the next one).
+   */
+  onVoice(nowMs: number): void {
+    this.#advance(nowMs);
+    if (this.#phase.kind === 'silence' && this.#phase.byCommit) {
+      this.#phase = { kind: 'speaking' };
+      this.#committed = false;
+    }
   }
 
   /** A partial or final transcript from the STT, received at `nowMs`. */
@@ -121,17 +143,19 @@ export class Endpointer {
     if (this.#closed) return null;
     if (event.type === 'partial') {
       this.#partial = event.text.trim();
+      if (this.#partial) this.#committed = false;
+      // New words after a commit the VAD never confirmed: the caller went on.
+      if (this.#partial && this.#phase.kind === 'silence' && this.#phase.byCommit)
+        this.#phase = { kind: 'speaking' };
     } else {
       const text = event.text.trim();
       if (text) this.#finals.push(text);
       this.#partial = '';
-      if (event.endOfTurn && this.#heardSpeech()) {
-        const required = this.#required();
-        const silence = this.#phase.kind === 'silence' ? this.#nowMs - this.#phase.silenceStartMs : 0;
-        if (required.reason !== 'continuation') return this.#end('stt_commit', silence, required.ms);
-        // The VAD missed the speech the STT committed: the silence is counted from the commit.
-        if (this.#phase.kind === 'waiting') this.#phase = { kind: 'silence', silenceStartMs: this.#nowMs };
-      }
+      if (event.endOfTurn) this.#committed = this.#heardSpeech();
+      else if (text) this.#committed = false;
+      // The STT heard the caller stop where the VAD has not (yet): the silence is counted from the commit.
+      if (event.endOfTurn && this.#heardSpeech() && this.#phase.kind !== 'silence')
+        this.#phase = { kind: 'silence', silenceStartMs: this.#nowMs, byCommit: true };
     }
     return this.#checkSilence();
   }
@@ -161,6 +185,7 @@ export class Endpointer {
 
   #startTurn(): void {
     this.#closed = false;
+    this.#committed = false;
     this.#finals = [];
     this.#partial = '';
   }
@@ -172,13 +197,15 @@ export class Endpointer {
   /** The silence the latest transcript calls for (kept until the transcript changes: ticks come every frame). */
   #required(): Required {
     const text = this.transcript;
-    if (this.#requiredFor?.text === text) return this.#requiredFor.required;
-    const policy = requiredSilence(text, this.endpointingMs);
+    const committed = this.#committed;
+    if (this.#requiredFor?.text === text && this.#requiredFor.committed === committed)
+      return this.#requiredFor.required;
+    const policy = requiredSilence(text, this.endpointingMs, committed);
     const reason = REASON_OF_WAIT[policy.wait];
     const required: Required = { ms: policy.ms, reason };
     if (reason === 'continuation' && policy.estimate.word !== undefined)
       required.trailingWord = policy.estimate.word;
-    this.#requiredFor = { text, required };
+    this.#requiredFor = { text, committed, required };
     return required;
   }
 

@@ -239,10 +239,8 @@ describe('Endpointer properties', () => {
             );
             assert.ok(vadStart || (previous === undefined && words), 'speech before the turn end');
             assert.ok(end.endpointMs >= 0);
-            if (end.reason !== 'stt_commit') {
-              assert.ok(end.endpointMs >= end.requiredMs, `${end.endpointMs} < ${end.requiredMs}`);
-              assert.ok(allowed.includes(end.requiredMs), `required ${end.requiredMs}`);
-            }
+            assert.ok(end.endpointMs >= end.requiredMs, `${end.endpointMs} < ${end.requiredMs}`);
+            assert.ok(allowed.includes(end.requiredMs), `required ${end.requiredMs}`);
           }
         },
       ),

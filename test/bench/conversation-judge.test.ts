@@ -157,4 +157,30 @@ describe("the benchmark's scripted STT", () => {
     const noiseFinal = finals[1]?.message as { channel: { alternatives: Array<{ transcript: string }> } };
     assert.equal(noiseFinal.channel.alternatives[0]?.transcript, '', 'noise has no words');
   });
+
+  test('a commit at a pause inside an utterance gives the words heard so far; the rest follow', () => {
+    const recognizer = new ScriptedRecognizer(
+      new URLSearchParams({ endpointing: '100', utterance_end_ms: '1000' }),
+    );
+    recognizer.expect([{ text: 'Yes, that works for me.', voicedMs: 1700 }]);
+    const finals: string[] = [];
+    const feed = (audio: Int16Array): void => {
+      for (let i = 0; i < audio.length; i += 320) {
+        for (const message of recognizer.audio(audio.subarray(i, i + 320))) {
+          const results = message as {
+            is_final?: boolean;
+            channel?: { alternatives: Array<{ transcript: string }> };
+          };
+          if (results.is_final) finals.push(results.channel?.alternatives[0]?.transcript ?? '');
+        }
+      }
+    };
+    feed(syntheticSpeech(500));
+    feed(silence(200));
+    feed(syntheticSpeech(1000));
+    feed(silence(600));
+    assert.equal(finals.length, 2, finals.join(' | '));
+    assert.ok(finals[0] !== '' && 'Yes, that works for me.'.startsWith(finals[0]!), finals[0]);
+    assert.equal(`${finals[0]} ${finals[1]}`, 'Yes, that works for me.');
+  });
 });

@@ -58,11 +58,11 @@ export interface DeepgramTranscriberOptions {
 export const DEEPGRAM_DEFAULTS = {
   baseUrl: 'wss://api.deepgram.com',
   model: 'nova-3',
-  // Deepgram's own default (10 ms) commits inside a breath on phone audio. 200 ms is the turn-end policy's
-  // shortest wait (a finished sentence: 0.4 x the default 500 ms endpointing_ms), so the final, punctuated text
-  // the policy reads arrives when it could first end the turn. The commit is evidence, not the turn's end:
-  // a commit of "... so" or "... aur" is held open (pipeline/turn/end-of-turn.ts).
-  endpointingMs: 200,
+  // Deepgram's own default (10 ms) commits inside a breath on phone audio. The commit is evidence, not the
+  // turn's end (pipeline/turn/endpointing.ts): the turn still waits the silence its words ask for, at least
+  // 200 ms (a finished sentence: 0.4 x the default 500 ms endpointing_ms). At 100 ms the final, punctuated words
+  // come early enough to start the answer (pipeline/speculative-reply.ts) halfway through that wait.
+  endpointingMs: 100,
   utteranceEndMs: 1_000,
   smartFormat: true,
   // The reference asks for KeepAlive every 3-5 s (a socket idle 10 s is closed). Checked at this period, the

@@ -12,6 +12,13 @@ import { VoiceWindows } from './voice-windows.ts';
 const WINDOW_S = 0.02;
 /** Mean absolute amplitude over a 20 ms window above which the fake hears speech (about -36 dBFS). */
 const SPEECH_LEVEL = 500;
+/**
+ * The `endpointing` a client of this fake should ask for when it feeds whole spoken sentences: the fake answers
+ * each stretch of voice with one whole scripted transcript, so a shorter endpointing than the longest pause
+ * inside a sentence (eSpeak NG pauses about 180 ms at a comma) would cut a sentence into stretches that each
+ * take a transcript of their own. A real Deepgram sends the words heard so far instead.
+ */
+export const FAKE_ENDPOINTING_MS = 200;
 /** Audio into an utterance before the interim result. */
 const INTERIM_AFTER_S = 0.3;
 

@@ -29,6 +29,7 @@ export const EXOTEL_CHUNK_BYTES = 3200;
 export class ExotelMedia extends JsonStreamMedia {
   readonly carrier = 'exotel' as const;
   protected override readonly padBeforeMark = true;
+  protected override readonly mediaTracks = false;
   private streamSid = '';
 
   /** `queryRate`: the `sample-rate` we put on the stream URL, used when the start message names none. */
@@ -43,7 +44,7 @@ export class ExotelMedia extends JsonStreamMedia {
       case 'start':
         return this.parseStart(msg);
       case 'media':
-        return this.mediaAudio(msg, false);
+        return this.mediaAudio(msg);
       case 'dtmf':
         return this.dtmf(msg);
       case 'mark': {

@@ -47,9 +47,14 @@ export function playInterruption(
 export function playEndpointer(endpointingMs: number, steps: readonly Step[]): TurnEnd[] {
   const endpointer = new Endpointer({ endpointingMs });
   const events: TurnEnd[] = [];
+  // As TurnTaking does: voiced windows reach the endpointer only inside the VAD's speech.
+  let inSpeech = false;
   for (const step of inOrder(steps)) {
     let event: TurnEnd | null = null;
-    if (step.kind === 'vad') event = endpointer.onVad(step.event);
+    if (step.kind === 'vad') {
+      inSpeech = step.event.type === 'speech_start';
+      event = endpointer.onVad(step.event);
+    } else if (step.kind === 'voiced' && inSpeech) endpointer.onVoice(step.atMs);
     else if (step.kind === 'partial')
       event = endpointer.onTranscript({ type: 'partial', text: step.text }, step.atMs);
     else if (step.kind === 'final') {
