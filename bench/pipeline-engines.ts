@@ -97,7 +97,11 @@ process.on('SIGINT', () => void stop(0));
 
 async function main(): Promise<void> {
   if (!process.send) throw new Error('bench/pipeline-engines.ts is started by bench/pipeline.ts');
-  stt = await FakeDeepgramServer.start({ transcripts: [...CALLER_LINES] });
+  // bench:calls' platform asks for the provider's own endpointing; both benches get the one of ENGINE_LATENCY.
+  stt = await FakeDeepgramServer.start({
+    transcripts: [...CALLER_LINES],
+    endpointingMs: ENGINE_LATENCY.sttEndpointingMs,
+  });
   llm = await FakeOpenAiServer.start({
     firstTokenLatencyMs: ENGINE_LATENCY.llmFirstTokenMs,
     tokensPerSecond: ENGINE_LATENCY.llmTokensPerSecond,

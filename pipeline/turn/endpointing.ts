@@ -126,12 +126,14 @@ export class Endpointer {
   }
 
   /**
-   * The VAD heard voice in a window while it is in speech: a silence that only the STT's commit started is over
-   * (the caller went on; the VAD's speech end will start the next one).
+   * The VAD heard voice in a window ending at `nowMs` (audio time) while it is in speech: a silence that only the
+   * STT's commit started, before that window, is over (the caller went on; the VAD's speech end will start the
+   * next one).
    */
   onVoice(nowMs: number): void {
     this.#advance(nowMs);
-    if (this.#phase.kind === 'silence' && this.#phase.byCommit) {
+    // A VAD behind the STT still reads the speech before the commit: only voice after it counts.
+    if (this.#phase.kind === 'silence' && this.#phase.byCommit && nowMs > this.#phase.silenceStartMs) {
       this.#phase = { kind: 'speaking' };
       this.#committed = false;
     }

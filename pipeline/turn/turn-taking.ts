@@ -139,6 +139,8 @@ export class TurnTaking {
    * may be answered early even while the VAD, a window or two behind, still hears their speech.
    */
   private committed = false;
+  /** Audio time of the latest commit: the VAD's windows before it are the speech the STT heard end. */
+  private committedAtMs = 0;
   private lastFinalAtMs = -1;
   private lastFinalWallMs = 0;
   /** An STT failure since the last caller turn ended. */
@@ -252,7 +254,7 @@ export class TurnTaking {
       this.lastVoiceMs = this.segmenter.positionMs;
       if (!this.speaking) this.loudAtMs = this.segmenter.positionMs;
     }
-    if (this.voiceNow && this.speaking && this.committed) {
+    if (this.voiceNow && this.speaking && this.committed && this.segmenter.positionMs > this.committedAtMs) {
       // Voice after the STT's commit, in the speech the VAD has not seen end: the caller went on.
       this.committed = false;
       this.endpointer.onVoice(this.segmenter.positionMs);
@@ -335,8 +337,10 @@ export class TurnTaking {
       this.lastFinalWallMs = this.wallNow();
     }
     this.unconfirmedPartial = event.type === 'partial' ? text !== '' : false;
-    if (event.type === 'final') this.committed = event.endOfTurn === true && !this.settings.batchStt;
-    else if (text !== '') this.committed = false;
+    if (event.type === 'final') {
+      this.committed = event.endOfTurn === true && !this.settings.batchStt;
+      if (this.committed) this.committedAtMs = this.nowMs;
+    } else if (text !== '') this.committed = false;
     this.emitInterruptions(this.interruptions.onTranscript(event, this.nowMs));
     const forEndpointer =
       event.type === 'final' && this.settings.batchStt ? { ...event, endOfTurn: false } : event;

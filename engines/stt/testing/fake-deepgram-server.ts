@@ -41,6 +41,11 @@ export interface FakeDeepgramOptions {
   recognizer?: (query: URLSearchParams) => FakeDeepgramRecognizer;
   script?: ScriptStep[];
   onFinalize?: Message[][];
+  /**
+   * The silence before a commit, whatever `endpointing` the client asks for: the fake answers each stretch of
+   * voice with one whole transcript, so it cannot commit at a pause inside a sentence as a real Deepgram does.
+   */
+  endpointingMs?: number;
   latencyMs?: number;
   apiKey?: string;
   refuseWith?: number;
@@ -182,7 +187,7 @@ export class FakeDeepgramServer {
       this.#options.recognizer?.(query) ??
       new FakeRecognizer(
         this.#options.transcripts ?? [''],
-        Number(query.get('endpointing') ?? 10),
+        this.#options.endpointingMs ?? Number(query.get('endpointing') ?? 10),
         Number(query.get('utterance_end_ms') ?? 1000),
       );
     const script = [...(this.#options.script ?? [])];
