@@ -75,6 +75,12 @@ describe('turn-end policy', () => {
     for (const ms of [200, 500, 800]) assert.ok(requiredSilence('Thank you.', ms).ms < ms);
   });
 
+  test('"wala", "wali", "wale" end whole answers ("kal wali", "blue wala"), unlike the postpositions', () => {
+    assert.equal(estimateEndOfTurn('Booking cancel karni hai matlab kal wali.').cue, 'sentence_end');
+    assert.equal(estimateEndOfTurn('blue wala').cue, 'none');
+    assert.equal(estimateEndOfTurn('शाम को').cue, 'incomplete_clause');
+  });
+
   test("an STT's commit makes words with no cue finished, and holds open words that call for more", () => {
     assert.equal(requiredSilence('yes please', 500).wait, 'normal');
     assert.equal(requiredSilence('yes please', 500, true).wait, 'finished');

@@ -48,11 +48,12 @@ const CONTINUATIONS = [
 /**
  * Words that leave a clause incomplete when they come last: articles, possessives and prepositions ("a table
  * for", "my"), Hindi postpositions ("do log ka", "shaam ko", "Delhi se"), Gujarati case endings written apart
- * ("Surat ma", "ghar thi"). Not auxiliaries: "yes it is" and "haan hai" end sentences.
+ * ("Surat ma", "ghar thi"). Not auxiliaries: "yes it is" and "haan hai" end sentences. Not "wala", "wali",
+ * "wale" either: "kal wali", "blue wala", "yeh wale" are whole answers.
  */
 const INCOMPLETE_CLAUSE_ENDINGS = [
   ...list('a, an, the, my, your, our, their, for, with, at, of, from, about, into, than, between, like'),
-  ...list('ka, ko, se, mein, par, wala, wali, wale'),
+  ...list('ka, ko, se, mein, par'),
   // Gujarati, romanized: "ma" = in, "thi" = from, "nu"/"ni" = of
   ...list('ma, thi, nu, ni'),
 ];
