@@ -101,6 +101,11 @@ export class Endpointer {
     return [...this.#finals, this.#partial].filter(Boolean).join(' ');
   }
 
+  /** The STT committed the turn's words so far (it heard the caller stop) and nothing since says they went on. */
+  get committed(): boolean {
+    return this.#committed;
+  }
+
   /** Whether the caller is speaking (per the VAD). */
   get speaking(): boolean {
     return this.#phase.kind === 'speaking';
@@ -128,15 +133,16 @@ export class Endpointer {
   /**
    * The VAD heard voice in a window ending at `nowMs` (audio time) while it is in speech: a silence that only the
    * STT's commit started, before that window, is over (the caller went on; the VAD's speech end will start the
-   * next one).
+   * next one). Returns whether it took a commit back.
    */
-  onVoice(nowMs: number): void {
+  onVoice(nowMs: number): boolean {
     this.#advance(nowMs);
     // A VAD behind the STT still reads the speech before the commit: only voice after it counts.
-    if (this.#phase.kind === 'silence' && this.#phase.byCommit && nowMs > this.#phase.silenceStartMs) {
-      this.#phase = { kind: 'speaking' };
-      this.#committed = false;
-    }
+    if (this.#phase.kind !== 'silence' || !this.#phase.byCommit || nowMs <= this.#phase.silenceStartMs)
+      return false;
+    this.#phase = { kind: 'speaking' };
+    this.#committed = false;
+    return true;
   }
 
   /** A partial or final transcript from the STT, received at `nowMs`. */

@@ -134,13 +134,6 @@ export class TurnTaking {
   private words: string[] = [];
   /** A partial with words came after the latest final: the STT has not confirmed the caller's last words. */
   private unconfirmedPartial = false;
-  /**
-   * The STT committed the caller's words (it heard them stop) and nothing since says they went on: their words
-   * may be answered early even while the VAD, a window or two behind, still hears their speech.
-   */
-  private committed = false;
-  /** Audio time of the latest commit: the VAD's windows before it are the speech the STT heard end. */
-  private committedAtMs = 0;
   private lastFinalAtMs = -1;
   private lastFinalWallMs = 0;
   /** An STT failure since the last caller turn ended. */
@@ -254,19 +247,15 @@ export class TurnTaking {
       this.lastVoiceMs = this.segmenter.positionMs;
       if (!this.speaking) this.loudAtMs = this.segmenter.positionMs;
     }
-    if (this.voiceNow && this.speaking && this.committed && this.segmenter.positionMs > this.committedAtMs) {
-      // Voice after the STT's commit, in the speech the VAD has not seen end: the caller went on.
-      this.committed = false;
-      this.endpointer.onVoice(this.segmenter.positionMs);
+    // Voice after the STT's commit, in the speech the VAD has not seen end: the caller went on.
+    if (this.voiceNow && this.speaking && this.endpointer.onVoice(this.segmenter.positionMs))
       this.listener.earlyWords?.(null);
-    }
     if (!event) {
       if (this.voiceNow) this.emitInterruptions(this.interruptions.voiced(this.segmenter.positionMs));
       return;
     }
     if (event.type === 'speech_start') {
       this.speaking = true;
-      this.committed = false;
       this.loudAtMs = null;
       this.lastSpeechStartMs = event.atMs;
       this.turnSpeechStartMs ??= event.atMs;
@@ -337,10 +326,6 @@ export class TurnTaking {
       this.lastFinalWallMs = this.wallNow();
     }
     this.unconfirmedPartial = event.type === 'partial' ? text !== '' : false;
-    if (event.type === 'final') {
-      this.committed = event.endOfTurn === true && !this.settings.batchStt;
-      if (this.committed) this.committedAtMs = this.nowMs;
-    } else if (text !== '') this.committed = false;
     this.emitInterruptions(this.interruptions.onTranscript(event, this.nowMs));
     const forEndpointer =
       event.type === 'final' && this.settings.batchStt ? { ...event, endOfTurn: false } : event;
@@ -360,7 +345,8 @@ export class TurnTaking {
   private offerEarlyWords(): void {
     if (!this.listener.earlyWords || !this.recognizing || this.words.length === 0) return;
     if (this.unconfirmedPartial) this.listener.earlyWords(null);
-    else if ((!this.speaking || this.committed) && this.wordsComplete())
+    // The STT's commit says the caller stopped while the VAD, a window or two behind, may still hear them.
+    else if ((!this.speaking || this.endpointer.committed) && this.wordsComplete())
       this.listener.earlyWords(this.words.join(' ').trim());
   }
 
@@ -512,7 +498,6 @@ export class TurnTaking {
   private resetTurn(): void {
     this.words = [];
     this.unconfirmedPartial = false;
-    this.committed = false;
     this.pending = null;
     this.lapsed = null;
     this.sttFailure = null;
