@@ -41,6 +41,8 @@ export interface ScriptedUtterance {
 
 interface Open {
   script: ScriptedUtterance;
+  /** The script's words, as the results give them. */
+  words: string[];
   startMs: number;
   lastVoiceMs: number;
   wordsSent: number;
@@ -108,8 +110,10 @@ export class ScriptedRecognizer implements FakeDeepgramRecognizer {
     const nowMs = this.#nowMs;
     let open = this.#open;
     if (loud && open === null) {
+      const script = this.#script.shift() ?? { text: '', voicedMs: 0 };
       open = {
-        script: this.#script.shift() ?? { text: '', voicedMs: 0 },
+        script,
+        words: script.text.split(/\s+/).filter(Boolean),
         startMs,
         lastVoiceMs: nowMs,
         wordsSent: 0,
@@ -141,7 +145,7 @@ export class ScriptedRecognizer implements FakeDeepgramRecognizer {
   }
 
   #interim(open: Open, nowMs: number, out: Message[]): void {
-    const words = open.script.text.split(/\s+/).filter(Boolean);
+    const words = open.words;
     if (words.length === 0 || nowMs - open.lastInterimMs < INTERIM_EVERY_MS) return;
     const heardMs = nowMs - open.startMs - WORD_LAG_MS;
     const known = Math.min(
@@ -159,7 +163,7 @@ export class ScriptedRecognizer implements FakeDeepgramRecognizer {
 
   /** `speech_final` after the endpointing silence: the utterance's end, or a pause inside it. */
   #commit(open: Open, out: Message[]): void {
-    const words = open.script.text.split(/\s+/).filter(Boolean);
+    const words = open.words;
     const heardMs = open.lastVoiceMs - open.startMs;
     if (open.script.voicedMs - heardMs <= REST_MS || words.length === 0) {
       this.#finish(out, true, false);
@@ -189,7 +193,7 @@ export class ScriptedRecognizer implements FakeDeepgramRecognizer {
     const open = this.#open;
     if (!open) return;
     this.#open = null;
-    const transcript = open.script.text.split(/\s+/).filter(Boolean).slice(open.wordsFinal).join(' ');
+    const transcript = open.words.slice(open.wordsFinal).join(' ');
     if (transcript) this.#awaitingUtteranceEndMs = open.lastVoiceMs;
     out.push(
       resultsMessage({
