@@ -1,3 +1,4 @@
+import { wasmKernel } from './wasm/kernel.ts';
 import { PEAK_WASM_BASE64 } from './wasm/peak-binary.ts';
 
 /**
@@ -5,8 +6,7 @@ import { PEAK_WASM_BASE64 } from './wasm/peak-binary.ts';
  * the samples, several times cheaper than a loop over them in JS for a 20 ms frame.
  */
 
-const kernel = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(PEAK_WASM_BASE64, 'base64')))
-  .exports as { memory: WebAssembly.Memory; peak(bytes: number): number };
+const kernel = wasmKernel<{ peak(bytes: number): number }>(PEAK_WASM_BASE64);
 /** Samples the kernel takes at once: its page, less room to pad to a whole vector. */
 const CAPACITY = 32_760;
 const kernelInput = new Int16Array(kernel.memory.buffer, 0, CAPACITY + 8);

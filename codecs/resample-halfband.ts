@@ -1,6 +1,7 @@
 import { PrefixView } from './prefix-view.ts';
 import type { ResampleStage } from './resample-stage.ts';
 import { HALFBAND_WASM_BASE64 } from './wasm/halfband-binary.ts';
+import { wasmKernel } from './wasm/kernel.ts';
 
 /**
  * Exact 2:1 and 1:2 conversions (8k <-> 16k, the telephony hot path; also 24k <-> 48k) in 16-bit fixed point,
@@ -45,13 +46,11 @@ const KERNEL_RAW_BYTE = 14848;
 /** Loads of the last group of outputs reach this far past the block's input (into zero taps or unused sums). */
 const KERNEL_SLACK = 32;
 
-const kernel = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(HALFBAND_WASM_BASE64, 'base64')))
-  .exports as {
-  memory: WebAssembly.Memory;
+const kernel = wasmKernel<{
   upsample(count: number): void;
   decimate(count: number): void;
   split(from: number, pairs: number): void;
-};
+}>(HALFBAND_WASM_BASE64);
 /**
  * The odd branch's input: `SPAN` samples of the past, then the block's (the decimator's can hold one more
  * sample than it has outputs).
