@@ -36,3 +36,30 @@ test('two channels in call time: caller left, agent right after what is playing,
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a long call is written a block at a time and reads back sample for sample', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'recorder-'));
+  try {
+    const file = path.join(dir, 'call.wav');
+    const r = new CallRecorder(file);
+    const seconds = 23;
+    for (let i = 0; i < seconds * 50; i++) {
+      r.caller(new Int16Array(320).map((_, s) => ((i * 320 + s) % 30_000) - 15_000));
+      if (i % 100 === 10) r.agent(new Int16Array(8_000).fill(i)); // half a second of agent every 2 s
+    }
+    assert.equal(r.finish(), seconds * 1000);
+    const [caller, agent] = readWav(readFileSync(file)).channels as [Int16Array, Int16Array];
+    assert.equal(caller.length, seconds * 16000);
+    for (let s = 0; s < caller.length; s += 997)
+      assert.equal(caller[s], (s % 30_000) - 15_000, `caller sample ${s}`);
+    for (let i = 10; i < seconds * 50; i += 100) {
+      const from = (i + 1) * 320;
+      assert.equal(agent[from - 1], 0, `silence before the agent at frame ${i}`);
+      assert.equal(agent[from], i);
+      assert.equal(agent[from + 7_999], i);
+      assert.equal(agent[from + 8_000], 0);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

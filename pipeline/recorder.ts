@@ -8,6 +8,11 @@ const SAMPLES_PER_MS = CANONICAL_RATE / 1000;
  * with room to spare; everything older goes to disk, so a 30-minute call holds ~190 KB, not 115 MB.
  */
 const WINDOW_MS = 3000;
+/**
+ * Audio older than the window goes to disk a second at a time: one write and one shift of the window per second
+ * of call, not per 20 ms frame (shifting the whole window every frame cost more than the rest of the recording).
+ */
+const FLUSH_BLOCK_MS = 1000;
 
 /**
  * The call recording: a two-channel 16 kHz WAV written as the call goes (caller left, agent right). The caller's
@@ -17,7 +22,7 @@ const WINDOW_MS = 3000;
 export class CallRecorder {
   private readonly fd: number;
   /** Interleaved samples from `flushedSamples` on (per channel index). */
-  private window = new Int16Array(2 * SAMPLES_PER_MS * WINDOW_MS * 2);
+  private window = new Int16Array(2 * SAMPLES_PER_MS * (WINDOW_MS + FLUSH_BLOCK_MS) * 2);
   private flushedSamples = 0;
   private callerSamples = 0;
   private agentCursor = 0;
@@ -40,7 +45,8 @@ export class CallRecorder {
     let j = (this.callerSamples - this.flushedSamples) * 2;
     for (let i = 0; i < frame.length; i++, j += 2) this.window[j] = frame[i] as number;
     this.callerSamples += frame.length;
-    this.flushOlderThan(this.callerSamples - WINDOW_MS * SAMPLES_PER_MS);
+    const older = this.callerSamples - WINDOW_MS * SAMPLES_PER_MS;
+    if (older - this.flushedSamples >= FLUSH_BLOCK_MS * SAMPLES_PER_MS) this.flushOlderThan(older);
   }
 
   /** Agent audio sent now; it plays after whatever agent audio is still playing. */

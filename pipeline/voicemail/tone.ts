@@ -117,6 +117,20 @@ function fft(re: Float64Array, im: Float64Array): void {
 const LOW_BIN = Math.ceil(BAND_LOW_HZ / BIN_HZ);
 const HIGH_BIN = Math.floor(BAND_HIGH_HZ / BIN_HZ);
 
+/** RMS level of `sumSquares` over `n` samples, dBFS (-120 for silence). */
+function dbfs(sumSquares: number, n: number): number {
+  const rms = Math.sqrt(sumSquares / Math.max(1, n));
+  return rms > 0 ? 20 * Math.log10(rms / 32768) : -120;
+}
+
+/** RMS level of a frame's first `FFT_SIZE` samples (what `FrameAnalyzer` measures), dBFS. */
+export function levelDbfs(frame: Int16Array): number {
+  const n = Math.min(frame.length, FFT_SIZE);
+  let sumSquares = 0;
+  for (let i = 0; i < n; i++) sumSquares += (frame[i] as number) ** 2;
+  return dbfs(sumSquares, n);
+}
+
 /** Measures one frame (at most 512 samples). */
 export class FrameAnalyzer {
   private readonly re = new Float64Array(FFT_SIZE);
@@ -133,8 +147,7 @@ export class FrameAnalyzer {
       this.re[i] = i < n ? sample * (window[i] as number) : 0;
       this.im[i] = 0;
     }
-    const rms = Math.sqrt(sumSquares / Math.max(1, n));
-    const levelDbfs = rms > 0 ? 20 * Math.log10(rms / 32768) : -120;
+    const level = dbfs(sumSquares, n);
     fft(this.re, this.im);
     let total = 0;
     let peak = LOW_BIN;
@@ -151,7 +164,11 @@ export class FrameAnalyzer {
       k++
     )
       inPeak += this.power[k] as number;
-    return { frequencyHz: this.interpolate(peak), tonality: total > 0 ? inPeak / total : 0, levelDbfs };
+    return {
+      frequencyHz: this.interpolate(peak),
+      tonality: total > 0 ? inPeak / total : 0,
+      levelDbfs: level,
+    };
   }
 
   /** Parabolic interpolation of the peak on log power: the frequency between bins. */
@@ -189,8 +206,10 @@ export class ToneDetector {
   /** One frame ending at `endMs`; at most one event. */
   push(frame: Int16Array, endMs: number): ToneEvent | null {
     const startMs = endMs - (frame.length / CANONICAL_RATE) * 1000;
-    const tone = this.analyzer.analyze(frame);
+    // A frame too quiet to be a tone needs no transform: most of a call's frames are silence or line noise.
+    const tone = levelDbfs(frame) < MIN_TONE_DBFS ? null : this.analyzer.analyze(frame);
     const tonal =
+      tone !== null &&
       tone.tonality >= MIN_TONALITY &&
       tone.levelDbfs >= MIN_TONE_DBFS &&
       tone.frequencyHz >= BEEP_MIN_HZ &&
