@@ -55,7 +55,11 @@ class BrokenVad extends LoudnessVad {
 class ScriptedStt implements SttStream {
   readonly events = new EventQueue<SttEvent>();
   flushes = 0;
-  push(): void {}
+  /** Samples of each push, in order. */
+  readonly pushed: number[] = [];
+  push(frame: Int16Array): void {
+    this.pushed.push(frame.length);
+  }
   flush(): void {
     this.flushes++;
   }
@@ -320,4 +324,25 @@ test('a streaming STT: a partial that is never confirmed holds the turn only bri
   await t.frames(UNCONFIRMED_WORDS_WAIT_MS + 40, false);
   assert.equal(t.heard.turns.length, 1, 'the turn ends with the words it has');
   assert.equal(t.heard.turns[0]!.text, 'Yes, that is right.');
+});
+
+test('while the agent talks, a quiet line reaches the STT in chunks and sound at once', async () => {
+  const t = setup();
+  // Past the prompt hold after any voice: the caller has been quiet for 2 s.
+  await t.frames(2000, false);
+  t.listening.agentStarted(true);
+  t.stt.pushed.length = 0;
+  await t.frames(1000, false);
+  assert.ok(t.stt.pushed.length <= 11, `1 s of quiet line in ${t.stt.pushed.length} messages`);
+  const quietPushes = t.stt.pushed.length;
+  await t.frames(20, true);
+  const sent = t.stt.pushed.slice(quietPushes).reduce((sum, n) => sum + n, 0);
+  const total = t.stt.pushed.reduce((sum, n) => sum + n, 0);
+  assert.equal(total, 51 * 320, 'the first frame with sound went at once, with what was gathered before it');
+  assert.equal(t.stt.pushed.at(-1), 320);
+  assert.ok(sent >= 320);
+  // Frame by frame while the caller speaks over the agent, and for a while after the last sound.
+  await t.frames(200, true);
+  await t.frames(200, false);
+  assert.deepEqual(t.stt.pushed.slice(-20), new Array(20).fill(320));
 });

@@ -1,3 +1,4 @@
+import { samplePeak } from '../../codecs/index.ts';
 import type { SttEvent, SttStream } from '../../engines/stt/types.ts';
 import { SpeechSegmenter } from '../../engines/vad/segmenter.ts';
 import type { VadStream, VoiceActivityDetector } from '../../engines/vad/types.ts';
@@ -32,6 +33,17 @@ export const UNCONFIRMED_WORDS_WAIT_MS = 400;
  * chunks (stt-feed.ts).
  */
 const STT_PROMPT_HOLD_MS = 1000;
+
+/**
+ * While the agent talks, caller frames with sound in them go to the STT at once (the first word of an
+ * interruption is what stops the agent, and a chunk's wait would delay it), and so does everything for this
+ * long after the last such frame; a line that stays quiet goes in chunks, as it does between turns. A frame is
+ * "with sound" when a sample reaches `AUDIBLE_PEAK` (-50 dBFS): below that a phone caller is not talking to us
+ * (the VAD's silence gate skips such windows too), and a noisy line above it is simply fed frame by frame.
+ * On a quiet line this cuts the STT socket's messages while the agent talks fivefold.
+ */
+const AUDIBLE_PEAK = 104;
+const AUDIBLE_HOLD_MS = 300;
 
 /**
  * VAD pushes failed in a row (20 ms frames: 1 s of audio) after which, with no STT either, nothing hears the
@@ -149,6 +161,8 @@ export class TurnTaking {
   private loudAtMs: number | null = null;
   /** Latest sign of the caller's voice (call time): a window loud enough to start speech, or a speech end. */
   private lastVoiceMs = Number.NEGATIVE_INFINITY;
+  /** Latest caller frame with sound in it while the agent talked (call time). */
+  private lastAudibleMs = Number.NEGATIVE_INFINITY;
   /** Whether the VAD's latest window was loud enough to start speech. */
   private voiceNow = false;
   /** Samples pushed to the VAD in all, after each of the latest pushes (a ring), and pushes sent and answered. */
@@ -196,10 +210,10 @@ export class TurnTaking {
   frame(frame: Int16Array, audioMs: number): void {
     if (this.closed) return;
     this.nowMs = audioMs;
-    // While the agent talks, every frame goes at once: the first word of an interruption is what stops the
-    // agent, and a chunk's wait would delay it.
+    if (this.interruptions.agentSpeaking && samplePeak(frame) >= AUDIBLE_PEAK) this.lastAudibleMs = audioMs;
     const prompt =
-      this.interruptions.agentSpeaking || (!this.voiceNow && audioMs - this.lastVoiceMs < STT_PROMPT_HOLD_MS);
+      (this.interruptions.agentSpeaking && audioMs - this.lastAudibleMs <= AUDIBLE_HOLD_MS) ||
+      (!this.voiceNow && audioMs - this.lastVoiceMs < STT_PROMPT_HOLD_MS);
     if (this.recognizing) this.sttFeed?.push(frame, prompt);
     const before = this.vadPushes === 0 ? 0 : this.samplesAfterPush(this.vadPushes - 1);
     this.vadSamplesAfterPush[this.vadPushes++ % VAD_PUSHES_REMEMBERED] = before + frame.length;
