@@ -19,13 +19,13 @@ import { IncomingCalls } from './incoming.ts';
 import { LiveCallSlots } from './live-slots.ts';
 
 describe('defaultMaxCalls', () => {
-  it('plans 70% of one and a half cores at the measured cost of a call', () => {
+  it('plans 70% of 1.2 cores at the measured cost of a call', () => {
     assert.equal(CALL_CPU_MS_PER_SECOND, 10);
     assert.equal(defaultMaxCalls(1), 70);
-    assert.equal(defaultMaxCalls(2), 105);
+    assert.equal(defaultMaxCalls(2), 84);
     // One process uses its JavaScript thread whatever the machine has.
-    assert.equal(defaultMaxCalls(64), 105);
-    assert.equal(defaultMaxCalls(2, 20), 52);
+    assert.equal(defaultMaxCalls(64), 84);
+    assert.equal(defaultMaxCalls(2, 20), 42);
     assert.equal(defaultMaxCalls(1, 10_000), 1, 'never below one call');
     assert.throws(() => defaultMaxCalls(0), RangeError);
   });

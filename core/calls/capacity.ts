@@ -28,9 +28,12 @@ export const CALL_CPU_MS_PER_SECOND = 10;
 export const CPU_HEADROOM = 0.7;
 /**
  * Cores one gateway process can use: its JavaScript thread, plus the share of a second core its native threads
- * (garbage collection, onnxruntime, socket I/O) take off it.
+ * (garbage collection, onnxruntime, socket I/O) take off it. Measured with `bench:calls` (300 calls placed at
+ * once on two cores, the gateway process on its own): at 105 admitted calls (1.5 cores) the process ran at
+ * 0.92-1.02 cores and the calls' voice to voice p95 - p50 went to 406-650 ms; at 84 (1.2), 0.83-0.85 cores and
+ * 140-379 ms. The thread, not the machine, is what runs out.
  */
-export const PROCESS_CORES = 1.5;
+export const PROCESS_CORES = 1.2;
 
 /** The default admission limit of a gateway process on a machine with `cores` cores. */
 export function defaultMaxCalls(cores: number, cpuMsPerCallSecond: number = CALL_CPU_MS_PER_SECOND): number {
