@@ -9,6 +9,7 @@ import {
 } from '../flow-job-types.ts';
 import type { Scope } from '../scope.ts';
 import type { JsonObject } from '../values.ts';
+import { LeasedJobs } from './leased-jobs.ts';
 
 const statusOf = (value: string): FlowJobStatus =>
   (FLOW_JOB_STATUSES as readonly string[]).includes(value) ? (value as FlowJobStatus) : 'failed';
@@ -35,18 +36,15 @@ function toRecord(row: FlowJobsTable): FlowJobRecord {
 
 /** Flow test jobs and their workers' claims. */
 export class FlowJobStore implements FlowJobRepo {
-  constructor(private readonly scope: Scope) {}
+  private readonly jobs: LeasedJobs<'flow_jobs', FlowJobRecord>;
+
+  constructor(private readonly scope: Scope) {
+    this.jobs = new LeasedJobs(scope, 'flow_jobs', ['running'], toRecord);
+  }
 
   create(
-    job: {
-      id: string;
-      workspaceId: string;
-      kind: FlowJobKind;
-      agentId: string | null;
-      input: JsonObject;
-      state: JsonObject;
-    },
-    limit?: { perWindow: number; windowMs: number },
+    job: Parameters<FlowJobRepo['create']>[0],
+    limit?: Parameters<FlowJobRepo['create']>[1],
   ): Promise<{ job: FlowJobRecord } | { retryAfterMs: number }> {
     return this.scope.transaction(async ({ db, now, isPostgres }) => {
       if (limit && isPostgres) {
@@ -92,15 +90,8 @@ export class FlowJobStore implements FlowJobRepo {
     });
   }
 
-  async get(workspaceId: string, id: string, since: number): Promise<FlowJobRecord | undefined> {
-    const row = await this.scope.db
-      .selectFrom('flow_jobs')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', id)
-      .where('created_at', '>=', since)
-      .executeTakeFirst();
-    return row ? toRecord(row) : undefined;
+  get(workspaceId: string, id: string, since: number): Promise<FlowJobRecord | undefined> {
+    return this.jobs.get(workspaceId, id, since);
   }
 
   async latestForAgent(
@@ -122,86 +113,33 @@ export class FlowJobStore implements FlowJobRepo {
     return row ? toRecord(row) : undefined;
   }
 
-  async claimable(limit: number): Promise<string[]> {
-    const now = this.scope.now;
-    const rows = await this.scope.db
-      .selectFrom('flow_jobs')
-      .select('id')
-      .where('status', '=', 'running')
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-      .orderBy('created_at', 'asc')
-      .limit(limit)
-      .execute();
-    return rows.map((r) => r.id);
+  claimable(limit: number): Promise<string[]> {
+    return this.jobs.claimable(limit);
   }
 
-  async claim(id: string, owner: string, leaseMs: number): Promise<FlowJobRecord | undefined> {
-    const now = this.scope.now;
-    const result = await this.scope.db
-      .updateTable('flow_jobs')
-      .set({ lease_owner: owner, lease_until: now + leaseMs })
-      .where('id', '=', id)
-      .where('status', '=', 'running')
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-      .executeTakeFirst();
-    if (result.numUpdatedRows !== 1n) return undefined;
-    const row = await this.scope.db
-      .selectFrom('flow_jobs')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row ? toRecord(row) : undefined;
+  claim(id: string, owner: string, leaseMs: number): Promise<FlowJobRecord | undefined> {
+    return this.jobs.claim(id, owner, leaseMs);
   }
 
-  async saveState(id: string, owner: string, state: JsonObject, leaseMs: number): Promise<boolean> {
-    const now = this.scope.now;
-    const result = await this.scope.db
-      .updateTable('flow_jobs')
-      .set({ state: JSON.stringify(state), updated_at: now, lease_until: now + leaseMs })
-      .where('id', '=', id)
-      .where('status', '=', 'running')
-      .where('lease_owner', '=', owner)
-      .executeTakeFirst();
-    return result.numUpdatedRows === 1n;
+  saveState(id: string, owner: string, state: JsonObject, leaseMs: number): Promise<boolean> {
+    return this.jobs.renew(id, owner, leaseMs, (now) => ({ state: JSON.stringify(state), updated_at: now }));
   }
 
-  async renew(id: string, owner: string, leaseMs: number): Promise<boolean> {
-    const now = this.scope.now;
-    const result = await this.scope.db
-      .updateTable('flow_jobs')
-      .set({ lease_until: now + leaseMs })
-      .where('id', '=', id)
-      .where('status', '=', 'running')
-      .where('lease_owner', '=', owner)
-      .executeTakeFirst();
-    return result.numUpdatedRows === 1n;
+  renew(id: string, owner: string, leaseMs: number): Promise<boolean> {
+    return this.jobs.renew(id, owner, leaseMs);
   }
 
-  async release(id: string, owner: string): Promise<void> {
-    await this.scope.db
-      .updateTable('flow_jobs')
-      .set({ lease_until: null })
-      .where('id', '=', id)
-      .where('status', '=', 'running')
-      .where('lease_owner', '=', owner)
-      .execute();
+  release(id: string, owner: string): Promise<void> {
+    return this.jobs.release(id, owner);
   }
 
-  async finish(
+  finish(
     id: string,
     owner: string | null,
     status: Exclude<FlowJobStatus, 'running'>,
     state: JsonObject,
   ): Promise<boolean> {
-    const now = this.scope.now;
-    const result = await this.scope.db
-      .updateTable('flow_jobs')
-      .set({ status, state: JSON.stringify(state), updated_at: now, ended_at: now, lease_until: null })
-      .where('id', '=', id)
-      .where('status', '=', 'running')
-      .$if(owner !== null, (q) => q.where('lease_owner', '=', owner ?? ''))
-      .executeTakeFirst();
-    return result.numUpdatedRows === 1n;
+    return this.jobs.finish(id, owner, () => ({ status, state: JSON.stringify(state) }));
   }
 
   async deleteStartedBefore(before: number): Promise<number> {

@@ -10,6 +10,7 @@ import {
   type TranscriptionSegmentRecord,
   type TranscriptionStatus,
 } from '../transcription-types.ts';
+import { LeasedJobs } from './leased-jobs.ts';
 
 const statusOf = (value: string): TranscriptionStatus =>
   (TRANSCRIPTION_STATUSES as readonly string[]).includes(value) ? (value as TranscriptionStatus) : 'failed';
@@ -48,7 +49,11 @@ const OPEN: TranscriptionStatus[] = ['queued', 'running'];
 
 /** Transcription jobs and their workers' claims. */
 export class TranscriptionStore implements TranscriptionRepo {
-  constructor(private readonly scope: Scope) {}
+  private readonly jobs: LeasedJobs<'transcriptions', TranscriptionRecord>;
+
+  constructor(private readonly scope: Scope) {
+    this.jobs = new LeasedJobs(scope, 'transcriptions', OPEN, toRecord);
+  }
 
   async create(job: Parameters<TranscriptionRepo['create']>[0]): Promise<TranscriptionRecord> {
     const now = this.scope.now;
@@ -78,15 +83,8 @@ export class TranscriptionStore implements TranscriptionRepo {
     return toRecord(row);
   }
 
-  async get(workspaceId: string, id: string, since: number): Promise<TranscriptionRecord | undefined> {
-    const row = await this.scope.db
-      .selectFrom('transcriptions')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .where('id', '=', id)
-      .where('created_at', '>=', since)
-      .executeTakeFirst();
-    return row ? toRecord(row) : undefined;
+  get(workspaceId: string, id: string, since: number): Promise<TranscriptionRecord | undefined> {
+    return this.jobs.get(workspaceId, id, since);
   }
 
   async list(
@@ -107,105 +105,45 @@ export class TranscriptionStore implements TranscriptionRepo {
     return toPage(rows, limit, toRecord);
   }
 
-  async claimable(limit: number): Promise<string[]> {
-    const now = this.scope.now;
-    const rows = await this.scope.db
-      .selectFrom('transcriptions')
-      .select('id')
-      .where('status', 'in', OPEN)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-      .orderBy('created_at', 'asc')
-      .limit(limit)
-      .execute();
-    return rows.map((r) => r.id);
+  claimable(limit: number): Promise<string[]> {
+    return this.jobs.claimable(limit);
   }
 
-  async claim(id: string, owner: string, leaseMs: number): Promise<TranscriptionRecord | undefined> {
-    const now = this.scope.now;
-    const result = await this.scope.db
-      .updateTable('transcriptions')
-      .set((eb) => ({
-        status: 'running',
-        lease_owner: owner,
-        lease_until: now + leaseMs,
-        attempts: eb('attempts', '+', 1),
-        updated_at: now,
-      }))
-      .where('id', '=', id)
-      .where('status', 'in', OPEN)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-      .executeTakeFirst();
-    if (result.numUpdatedRows !== 1n) return undefined;
-    const row = await this.scope.db
-      .selectFrom('transcriptions')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row ? toRecord(row) : undefined;
+  claim(id: string, owner: string, leaseMs: number): Promise<TranscriptionRecord | undefined> {
+    return this.jobs.claim(id, owner, leaseMs, (now, eb) => ({
+      status: 'running',
+      attempts: eb('attempts', '+', 1),
+      updated_at: now,
+    }));
   }
 
-  async renew(id: string, owner: string, leaseMs: number): Promise<boolean> {
-    const result = await this.scope.db
-      .updateTable('transcriptions')
-      .set({ lease_until: this.scope.now + leaseMs })
-      .where('id', '=', id)
-      .where('status', '=', 'running')
-      .where('lease_owner', '=', owner)
-      .executeTakeFirst();
-    return result.numUpdatedRows === 1n;
+  renew(id: string, owner: string, leaseMs: number): Promise<boolean> {
+    return this.jobs.renew(id, owner, leaseMs);
   }
 
-  async release(id: string, owner: string): Promise<void> {
-    await this.scope.db
-      .updateTable('transcriptions')
-      // A job handed back by a worker that stops was not its worker's death: the claim does not count.
-      .set((eb) => ({ lease_until: null, attempts: eb('attempts', '-', 1) }))
-      .where('id', '=', id)
-      .where('status', '=', 'running')
-      .where('lease_owner', '=', owner)
-      .execute();
+  release(id: string, owner: string): Promise<void> {
+    // A job handed back by a worker that stops was not its worker's death: the claim does not count.
+    return this.jobs.release(id, owner, (_now, eb) => ({ attempts: eb('attempts', '-', 1) }));
   }
 
-  async describe(
-    id: string,
-    owner: string,
-    audio: { durationMs: number; channels: number },
-  ): Promise<boolean> {
-    const result = await this.scope.db
-      .updateTable('transcriptions')
-      .set({
-        duration_ms: Math.round(audio.durationMs),
-        channels: audio.channels,
-        updated_at: this.scope.now,
-      })
-      .where('id', '=', id)
-      .where('status', '=', 'running')
-      .where('lease_owner', '=', owner)
-      .executeTakeFirst();
-    return result.numUpdatedRows === 1n;
+  describe(id: string, owner: string, audio: { durationMs: number; channels: number }): Promise<boolean> {
+    return this.jobs.whileHeld(id, owner, (now) => ({
+      duration_ms: Math.round(audio.durationMs),
+      channels: audio.channels,
+      updated_at: now,
+    }));
   }
 
-  async finish(id: string, owner: string | null, outcome: TranscriptionOutcome): Promise<boolean> {
-    const now = this.scope.now;
-    const result = await this.scope.db
-      .updateTable('transcriptions')
-      .set({
-        status: outcome.status,
-        duration_ms: outcome.durationMs === null ? null : Math.round(outcome.durationMs),
-        channels: outcome.channels,
-        segments: JSON.stringify(outcome.segments),
-        speakers_method: outcome.speakersMethod,
-        failure: outcome.failure,
-        cost_paise: outcome.costPaise,
-        lease_until: null,
-        updated_at: now,
-        ended_at: now,
-      })
-      .where('id', '=', id)
-      .where('status', 'in', OPEN)
-      .$if(owner !== null, (q) => q.where('lease_owner', '=', owner ?? ''))
-      .executeTakeFirst();
-    return result.numUpdatedRows === 1n;
+  finish(id: string, owner: string | null, outcome: TranscriptionOutcome): Promise<boolean> {
+    return this.jobs.finish(id, owner, () => ({
+      status: outcome.status,
+      duration_ms: outcome.durationMs === null ? null : Math.round(outcome.durationMs),
+      channels: outcome.channels,
+      segments: JSON.stringify(outcome.segments),
+      speakers_method: outcome.speakersMethod,
+      failure: outcome.failure,
+      cost_paise: outcome.costPaise,
+    }));
   }
 
   async delete(workspaceId: string, id: string): Promise<TranscriptionRecord | undefined> {
