@@ -1,16 +1,7 @@
 import { isSupportedRate } from '../audio-edges.ts';
-import { JsonStreamMedia } from '../json-stream.ts';
+import { TwilioProtocolMedia } from '../twilio-protocol.ts';
 import type { AdapterContext, CarrierEvent, CarrierMedia, MediaFormat } from '../types.ts';
-import {
-  asNumber,
-  asObject,
-  asString,
-  field,
-  type JsonObject,
-  parseEncoding,
-  stringMap,
-  takeToken,
-} from '../wire.ts';
+import { asNumber, asObject, asString, field, type JsonObject, parseEncoding, stringMap } from '../wire.ts';
 
 /**
  * Twilio Media Streams, bidirectional (`<Connect><Stream>`). In: `connected`, `start` (token in
@@ -24,33 +15,11 @@ const OUTBOUND_FORMAT: MediaFormat = { encoding: 'mulaw', sampleRate: 8000, chan
 /** 20 ms at 8 kHz. */
 const OUTBOUND_CHUNK_SAMPLES = 160;
 
-export class TwilioMedia extends JsonStreamMedia {
+export class TwilioMedia extends TwilioProtocolMedia {
   readonly carrier = 'twilio' as const;
-  private streamSid = '';
+  protected override readonly streamSidKey = 'streamSid';
 
-  protected readMessage(msg: JsonObject): CarrierEvent {
-    switch (msg.event) {
-      case 'connected':
-        return { type: 'ignored' };
-      case 'start':
-        return this.parseStart(msg);
-      case 'media':
-        return this.mediaAudio(msg);
-      case 'dtmf':
-        return this.dtmf(msg);
-      case 'mark': {
-        const name = asString(field(asObject(msg.mark), 'name'));
-        if (name === undefined) return { type: 'bad', reason: 'bad_payload' };
-        return { type: 'playback_ack', name };
-      }
-      case 'stop':
-        return { type: 'stop', reason: asString(field(asObject(msg.stop), 'reason')) };
-      default:
-        return { type: 'bad', reason: 'unknown_event' };
-    }
-  }
-
-  private parseStart(msg: JsonObject): CarrierEvent {
+  protected parseStart(msg: JsonObject): CarrierEvent {
     const start = asObject(msg.start);
     const streamSid = asString(field(msg, 'streamSid', 'stream_sid')) ?? asString(field(start, 'streamSid'));
     if (!start || !streamSid) return { type: 'bad', reason: 'bad_payload' };
@@ -64,29 +33,15 @@ export class TwilioMedia extends JsonStreamMedia {
     }
     const format: MediaFormat = { encoding, sampleRate, channels: 1 };
     const customParameters = stringMap(field(start, 'customParameters', 'custom_parameters'));
-    const token = takeToken(customParameters);
-    this.streamSid = streamSid;
-    this.begin(
+    const carrierCallId = asString(field(start, 'callSid', 'call_sid'));
+    return this.started(
+      streamSid,
       format,
       OUTBOUND_FORMAT,
       OUTBOUND_CHUNK_SAMPLES,
-      `{"event":"media","streamSid":${JSON.stringify(streamSid)},"media":{"payload":"`,
+      carrierCallId,
+      customParameters,
     );
-    const carrierCallId = asString(field(start, 'callSid', 'call_sid'));
-    return {
-      type: 'start',
-      start: { streamId: streamSid, carrierCallId, customParameters, format },
-      token,
-      reply: [],
-    };
-  }
-
-  protected markMessage(name: string): JsonObject {
-    return { event: 'mark', streamSid: this.streamSid, mark: { name } };
-  }
-
-  protected clearMessage(): JsonObject {
-    return { event: 'clear', streamSid: this.streamSid };
   }
 }
 
