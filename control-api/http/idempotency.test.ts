@@ -6,6 +6,7 @@ import {
   canonicalJson,
   IDEMPOTENCY_WINDOW_MS,
   idempotencyKeyOf,
+  type KeepResponse,
   requestHash,
   respondOnce,
 } from './idempotency.ts';
@@ -144,6 +145,44 @@ describe('respondOnce', () => {
     assert.equal(repo.records.size, 0);
     const retried = await respondOnce(repo, claim(), async () => ({ status: 202, body: { id: 'call_2' } }));
     assert.equal(retried.replayed, false);
+    assert.equal(retried.text, '{"id":"call_2"}');
+  });
+
+  test('a response kept with the effect survives a failure after it: the retry replays it, nothing runs twice', async () => {
+    const repo = new MemoryIdempotency();
+    let runs = 0;
+    // The effect and its kept response commit, then the commit's acknowledgement is lost.
+    const lostAck = async (keep: KeepResponse) => {
+      runs++;
+      await keep(repo, { status: 202, body: { id: 'call_1', status: 'queued' } });
+      throw new Error('Connection terminated unexpectedly');
+    };
+    await assert.rejects(respondOnce(repo, claim(), lostAck), /Connection terminated/);
+    const retried = await respondOnce(repo, claim(), async () => assert.fail('must not run again'));
+    assert.deepEqual(retried, { status: 202, text: '{"id":"call_1","status":"queued"}', replayed: true });
+    assert.equal(runs, 1);
+  });
+
+  test('a claim that could not be given up is given up once the store answers again', async () => {
+    const repo = new MemoryIdempotency();
+    const abandon = repo.abandon.bind(repo);
+    let failures = 2;
+    repo.abandon = async (workspaceId, key) => {
+      if (failures-- > 0) throw new Error('store down');
+      await abandon(workspaceId, key);
+    };
+    await rejects(
+      respondOnce(repo, claim(), async () => {
+        throw new ApiError('not_found', 'agent not found');
+      }),
+      'not_found',
+    );
+    await rejects(
+      respondOnce(repo, claim(), async () => assert.fail('must not run')),
+      'duplicate_call',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const retried = await respondOnce(repo, claim(), async () => ({ status: 202, body: { id: 'call_2' } }));
     assert.equal(retried.text, '{"id":"call_2"}');
   });
 

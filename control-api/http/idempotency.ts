@@ -49,11 +49,48 @@ export interface JsonResponse {
   replayed: boolean;
 }
 
-export type ProduceResponse = () => Promise<{ status: number; body: unknown }>;
+/**
+ * Keeps a response for replay through `repo`, a transaction's repository: called by a producer inside the
+ * transaction of its effect, so that the effect and its stored response commit together or not at all.
+ */
+export type KeepResponse = (
+  repo: IdempotencyRepo,
+  response: { status: number; body: unknown },
+) => Promise<void>;
 
-export async function freshResponse(produce: ProduceResponse): Promise<JsonResponse> {
-  const { status, body } = await produce();
+export type ProduceResponse = (keep: KeepResponse) => Promise<{ status: number; body: unknown }>;
+
+/** Without a key nothing is kept. */
+const keepNothing: KeepResponse = async () => {};
+
+export async function freshResponse(
+  produce: ProduceResponse,
+  keep: KeepResponse = keepNothing,
+): Promise<JsonResponse> {
+  const { status, body } = await produce(keep);
   return { status, text: JSON.stringify(body), replayed: false };
+}
+
+/** How often, and how many times, a claim that could not be given up (the store unreachable) is tried again. */
+const ABANDON_RETRY_MS = 500;
+const ABANDON_RETRIES = 60;
+
+/**
+ * Gives a failed request's claim up, trying again while the store is unreachable: a retry of the request meets
+ * `duplicate_call` only until the store answers again, not for the claim's whole in-flight time.
+ */
+async function abandonClaim(
+  repo: IdempotencyRepo,
+  workspaceId: string,
+  key: string,
+  retries = ABANDON_RETRIES,
+): Promise<void> {
+  try {
+    await repo.abandon(workspaceId, key);
+  } catch {
+    if (retries > 0)
+      setTimeout(() => void abandonClaim(repo, workspaceId, key, retries - 1), ABANDON_RETRY_MS).unref();
+  }
 }
 
 /**
@@ -61,6 +98,11 @@ export async function freshResponse(produce: ProduceResponse): Promise<JsonRespo
  * and sent as the exact text stored. Any failure gives the key up again, so a request refused for a reason that
  * can change (402 before a top-up) can be retried with the same key. A duplicate while the first is running is
  * `409 duplicate_call`; a later one gets the stored response; a different request under a used key is a 400.
+ *
+ * A producer whose effect is a transaction stores the response inside it (`keep`). Otherwise a commit whose
+ * acknowledgement is lost (the database connection cut as it commits) fails the request after its effect took
+ * place: the key would be given up, and the client's retry would act a second time. Kept in the transaction, the
+ * response is there exactly when the effect is, and giving up a key whose response is kept does nothing.
  */
 export async function respondOnce(
   repo: IdempotencyRepo,
@@ -83,16 +125,21 @@ export async function respondOnce(
     return { status: record.responseStatus, text: record.responseBody, replayed: true };
   }
 
+  let kept = false;
+  const keep: KeepResponse = async (transactionRepo, { status, body }) => {
+    await transactionRepo.complete(workspaceId, key, status, JSON.stringify(body), IDEMPOTENCY_WINDOW_MS);
+    kept = true;
+  };
   let response: JsonResponse;
   try {
-    response = await freshResponse(produce);
+    response = await freshResponse(produce, keep);
   } catch (error) {
-    // The request's own error is what the client must see; a claim that could not be given up expires anyway.
-    await repo.abandon(workspaceId, key).catch(() => {});
+    // The request's own error is what the client must see.
+    await abandonClaim(repo, workspaceId, key);
     throw error;
   }
   // Once produced, the claim is kept even if storing fails: a retry then answers 409 instead of acting twice.
-  await repo.complete(workspaceId, key, response.status, response.text, IDEMPOTENCY_WINDOW_MS);
+  if (!kept) await repo.complete(workspaceId, key, response.status, response.text, IDEMPOTENCY_WINDOW_MS);
   return response;
 }
 

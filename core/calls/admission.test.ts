@@ -9,7 +9,7 @@ import { ManualClock } from '../clock.ts';
 import { type ErrorCode, isApiError } from '../errors.ts';
 import { isId, newId } from '../ids.ts';
 import { storeTargets } from '../store/testing/targets.ts';
-import type { Store } from '../store/types.ts';
+import type { CallRecord, Repositories, Store } from '../store/types.ts';
 import { admitCall, type CallRequest, QUEUE_DEPTH_LIMIT } from './admission.ts';
 import { callObject } from './representation.ts';
 import { fundedWorkspace } from './testing/workspaces.ts';
@@ -192,6 +192,34 @@ for (const target of targets) {
       });
       assert.equal((await store.events.listForCall(ws, silent.id))[0]?.status, 'none');
       assert.equal(announced, 1, 'nothing to deliver, nothing announced');
+    });
+
+    it('commits what goes alongside with the call, and nothing of either when it fails', async () => {
+      const { workspaceId: ws, agentId } = await fundedWorkspace(store, 10_000);
+      const claim = { workspaceId: ws, key: 'k-1', requestHash: 'h', ttlMs: 60_000 };
+      assert.deepEqual(await store.idempotency.begin(claim), { claimed: true });
+      const keep = (fail: boolean) => async (repos: Repositories, call: CallRecord) => {
+        await repos.idempotency.complete(ws, 'k-1', 202, JSON.stringify({ id: call.id }), 60_000);
+        if (fail) throw new Error('the connection broke as it committed');
+      };
+      const before = await footprint(ws);
+      await assert.rejects(admitCall(store, request(ws, agentId), {}, keep(true)), /broke/);
+      assert.deepEqual(await footprint(ws), before, 'no call, no hold, no event');
+      await store.idempotency.abandon(ws, 'k-1');
+      assert.deepEqual(await store.idempotency.begin(claim), { claimed: true }, 'the key is free again');
+
+      const call = await admitCall(store, request(ws, agentId), {}, keep(false));
+      const replay = await store.idempotency.begin(claim);
+      assert.equal(replay.claimed, false);
+      if (replay.claimed) return;
+      assert.equal(replay.record.status, 'done');
+      assert.equal(replay.record.responseBody, JSON.stringify({ id: call.id }));
+      await store.idempotency.abandon(ws, 'k-1');
+      assert.equal(
+        (await store.idempotency.begin(claim)).claimed,
+        false,
+        'a kept response is never given up',
+      );
     });
   });
 }

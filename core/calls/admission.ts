@@ -91,10 +91,16 @@ export async function admitCall(
   store: Store,
   request: CallRequest,
   options: AdmissionOptions = {},
+  /** More writes that commit with the call, or not at all (the response kept for an `Idempotency-Key`). */
+  alongside?: (repos: Repositories, call: CallRecord) => Promise<void>,
 ): Promise<CallRecord> {
   const tier = tierOf(request.tier);
   try {
-    const { call, announce } = await store.transaction((repos) => admitWithin(repos, request, tier, options));
+    const { call, announce } = await store.transaction(async (repos) => {
+      const admitted = await admitWithin(repos, request, tier, options);
+      await alongside?.(repos, admitted.call);
+      return admitted;
+    });
     if (announce) options.announce?.();
     return call;
   } catch (error) {

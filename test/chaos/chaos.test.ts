@@ -24,7 +24,7 @@ import {
 } from '../../core/events/testing/receiver.ts';
 import { provisionWorkspace } from '../../core/workspaces/provision.ts';
 import { auditWorkspace, brokenInvariants } from '../support/audit.ts';
-import { client } from '../support/platform.ts';
+import { client, errorCode } from '../support/platform.ts';
 import { RedisServer, redisServerAvailable } from '../support/redis-server.ts';
 import { postgresUrl, redisUrl } from '../support/services.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
@@ -149,21 +149,29 @@ describe('chaos: kills and outages under live calls (separate processes, postgre
         const ids: string[] = [];
         for (let i = 0; i < CALLS_PER_ROUND; i++) {
           const to = `+9198765${String(seed).padStart(2, '0')}${String(i).padStart(2, '0')}${digits[i % digits.length]}`;
+          // As the interface asks of every client: retries carry the request's Idempotency-Key, so a call whose
+          // commit went through as the database was cut is answered, not placed twice.
+          const idempotencyKey = `chaos-${seed}-${i}`;
           for (;;) {
             const response = await api<{ id: string }>('POST', '/v2/calls', {
               body: { to, agent_id: agent.body.id, webhook_url: receiver.url() },
+              headers: { 'Idempotency-Key': idempotencyKey },
             });
             if (response.status === 202) {
               ids.push(response.body.id);
               break;
             }
-            // The database may be cut right now: the API says so, and the client retries.
+            // The database may be cut right now: the API says so (503, or 409 while the first attempt's claim on
+            // the key is still held), and the client retries.
             const apiLog = () =>
               (topology.nodes.find((node) => node.name === 'api')?.output ?? [])
                 .filter((line) => line.includes('request failed'))
                 .join('')
                 .slice(-3_000);
-            assert.equal(response.status, 503, `${response.text}\n${apiLog()}`);
+            const retryable =
+              response.status === 503 ||
+              (response.status === 409 && errorCode(response) === 'duplicate_call');
+            assert.ok(retryable, `${response.status} ${response.text}\n${apiLog()}`);
             await sleep(250);
           }
           await sleep(300);

@@ -24,6 +24,7 @@ import {
   freshResponse,
   IDEMPOTENCY_HEADER,
   idempotencyKeyOf,
+  type KeepResponse,
   REPLAYED_HEADER,
   requestHash,
   respondOnce,
@@ -111,7 +112,7 @@ class CallHandlers {
     const key = idempotencyKeyOf(request.headers);
     const gatewayUrl = this.deps.gatewayUrl();
     checkServable(body, this.deps.config.allowPrivateWebhooks, gatewayUrl);
-    const admit = () => this.admit(auth.workspaceId, body, gatewayUrl);
+    const admit = (keep: KeepResponse) => this.admit(auth.workspaceId, body, gatewayUrl, keep);
     const response =
       key === undefined
         ? await freshResponse(admit)
@@ -131,7 +132,13 @@ class CallHandlers {
     return sendJsonResponse(reply, response);
   };
 
-  private async admit(workspaceId: string, body: CreateCallBody, gatewayUrl: string | undefined) {
+  /** `keep` stores the response for the request's `Idempotency-Key` in the call's own transaction. */
+  private async admit(
+    workspaceId: string,
+    body: CreateCallBody,
+    gatewayUrl: string | undefined,
+    keep: KeepResponse,
+  ): Promise<{ status: number; body: unknown }> {
     const { store, pacer } = this.deps;
     const picked = await ringFrom(store, pacer, {
       workspaceId,
@@ -141,6 +148,7 @@ class CallHandlers {
       poolId: body.pool_id,
     });
     let call: CallRecord;
+    let response: { status: number; body: unknown } | undefined;
     try {
       call = await admitCall(
         store,
@@ -158,12 +166,21 @@ class CallHandlers {
             : {}),
         },
         { announce: announceThrough(this.deps.coord) },
+        async (repos, admitted) => {
+          response = this.admitted(admitted, gatewayUrl);
+          await keep(repos.idempotency, response);
+        },
       );
     } catch (error) {
       if (picked) await pacer.giveBack(workspaceId, picked).catch(() => undefined);
       throw error;
     }
     this.wakeDialers();
+    return response ?? this.admitted(call, gatewayUrl);
+  }
+
+  /** The answer to an admitted call: its object, and for a web call what a browser joins it with. */
+  private admitted(call: CallRecord, gatewayUrl: string | undefined): { status: number; body: unknown } {
     if (call.channel !== 'web' || !gatewayUrl) return { status: 202, body: callObject(call) };
     return { status: 202, body: { ...callObject(call), web: this.webJoin(call, gatewayUrl) } };
   }
