@@ -58,8 +58,24 @@ export abstract class JsonStreamMedia implements CarrierMedia {
     emit(msg ? this.readMessage(msg) : { type: 'bad', reason: 'malformed' });
   }
 
-  /** One parsed message as a canonical event. */
-  protected abstract readMessage(msg: JsonObject): CarrierEvent;
+  /** One parsed message as a canonical event: the events every JSON stream protocol has, then the carrier's. */
+  private readMessage(msg: JsonObject): CarrierEvent {
+    switch (msg.event) {
+      case 'start':
+        return this.parseStart(msg);
+      case 'media':
+        return this.mediaAudio(msg);
+      case 'dtmf':
+        return this.dtmf(msg);
+      default:
+        return this.carrierMessage(msg);
+    }
+  }
+
+  /** The `start` message: a `started` stream, or why not. */
+  protected abstract parseStart(msg: JsonObject): CarrierEvent;
+  /** A message other than `start`, `media` and `dtmf`: the carrier's own events. */
+  protected abstract carrierMessage(msg: JsonObject): CarrierEvent;
   /** The carrier's mark (checkpoint) message. */
   protected abstract markMessage(name: string): JsonObject;
   /** The carrier's flush of the audio it buffered. */

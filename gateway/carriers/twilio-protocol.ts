@@ -13,16 +13,10 @@ export abstract class TwilioProtocolMedia extends JsonStreamMedia {
   protected abstract readonly streamSidKey: 'streamSid' | 'stream_sid';
   private streamSid = '';
 
-  protected readMessage(msg: JsonObject): CarrierEvent {
+  protected carrierMessage(msg: JsonObject): CarrierEvent {
     switch (msg.event) {
       case 'connected':
         return { type: 'ignored' };
-      case 'start':
-        return this.parseStart(msg);
-      case 'media':
-        return this.mediaAudio(msg);
-      case 'dtmf':
-        return this.dtmf(msg);
       case 'mark': {
         const name = this.markName(msg);
         if (name === undefined) return { type: 'bad', reason: 'bad_payload' };
@@ -34,9 +28,6 @@ export abstract class TwilioProtocolMedia extends JsonStreamMedia {
         return this.otherEvent(msg);
     }
   }
-
-  /** The `start` message: a `started` stream, or why not. */
-  protected abstract parseStart(msg: JsonObject): CarrierEvent;
 
   /** The name in an echoed `mark`. */
   protected markName(msg: JsonObject): string | undefined {

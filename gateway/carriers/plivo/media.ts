@@ -27,14 +27,8 @@ export class PlivoMedia extends JsonStreamMedia {
   readonly carrier = 'plivo' as const;
   private streamId = '';
 
-  protected readMessage(msg: JsonObject): CarrierEvent {
+  protected carrierMessage(msg: JsonObject): CarrierEvent {
     switch (msg.event) {
-      case 'start':
-        return this.parseStart(msg);
-      case 'media':
-        return this.mediaAudio(msg);
-      case 'dtmf':
-        return this.dtmf(msg);
       case 'playedStream':
       case 'played': {
         const name = asString(msg.name) ?? asString(field(asObject(msg.checkpoint), 'name'));
@@ -50,7 +44,7 @@ export class PlivoMedia extends JsonStreamMedia {
     }
   }
 
-  private parseStart(msg: JsonObject): CarrierEvent {
+  protected parseStart(msg: JsonObject): CarrierEvent {
     const start = asObject(msg.start) ?? {};
     const read = (...keys: string[]): unknown => field(start, ...keys) ?? field(msg, ...keys);
     const streamId = asString(read('streamId', 'stream_id'));
